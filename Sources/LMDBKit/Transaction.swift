@@ -1,0 +1,309 @@
+internal import CLMDB
+public import Foundation
+
+/// An LMDB transaction: a consistent snapshot to read, and for a write transaction, the only
+/// place changes can be made.
+///
+/// A transaction is `~Copyable`: exactly one owner ends it, by ``commit()`` or ``abort()``,
+/// and dropping it without either aborts it. Most code never holds one directly; it uses the
+/// scoped ``Environment/read(_:)`` and ``Environment/write(_:)``, which lend a transaction to a
+/// closure and end it when the closure returns.
+///
+/// lmdb.h: "A transaction and its cursors must only be used by a single thread, and a thread
+/// may only have a single [write] transaction at a time." Read transactions of an
+/// ``Environment`` (opened with `MDB_NOTLS`) may move between threads but not be shared; a
+/// write transaction must begin and end on one OS thread.
+public struct Transaction: ~Copyable {
+    @usableFromInline let handle: OpaquePointer
+    /// The environment the transaction belongs to.
+    public let environment: Environment
+    /// Whether the transaction can only read.
+    public let isReadOnly: Bool
+    @usableFromInline let state: State
+
+    /// What the transaction remembers beyond its handle.
+    @usableFromInline final class State {
+        /// The first error that poisoned the transaction (LMDB refuses every later operation
+        /// with `MDB_BAD_TXN`; callers see this error again instead).
+        var poison: LMDBError?
+        /// Databases created in this transaction, published to the environment on commit.
+        var created: [Database] = []
+        /// Whether `dbiLock` is held for `created`.
+        var holdsDBILock = false
+        /// A reset read transaction holds no snapshot (see ``reset()``).
+        var isReset = false
+        /// Set by commit and abort, so deinit does not end the transaction twice.
+        var ended = false
+        init() {}
+    }
+
+    /// Begins a transaction. The corresponding LMDB function is `mdb_txn_begin`.
+    ///
+    /// If another process grew the map (`MDB_MAP_RESIZED`), the new size is adopted once no
+    /// transaction of this process is active, and the begin is retried.
+    package init(environment: Environment, readOnly: Bool) throws {
+        var txn: OpaquePointer?
+        while true {
+            environment.enterTransaction()
+            let rc = mdb_txn_begin(environment.handle, nil, readOnly ? UInt32(MDB_RDONLY) : 0, &txn)
+            if rc == MDB_SUCCESS { break }
+            environment.leaveTransaction()
+            if rc == MDB_MAP_RESIZED {
+                try environment.resizeMap(adoptingOtherProcess: true)
+                continue
+            }
+            try check(rc, "beginning a \(readOnly ? "read" : "write") transaction on \(environment.path)")
+        }
+        self.handle = txn!
+        self.environment = environment
+        self.isReadOnly = readOnly
+        self.state = State()
+    }
+
+    deinit {
+        if !state.ended {
+            mdb_txn_abort(handle)
+            Transaction.finish(state: state, environment: environment, committed: false)
+        }
+    }
+
+    /// Commits the transaction. The corresponding LMDB function is `mdb_txn_commit`.
+    ///
+    /// The transaction is over afterwards whether or not this throws (lmdb.h: "The transaction
+    /// handle is freed. It and its cursors must not be used again after this call"); it is
+    /// never aborted after a failed commit. If an earlier operation poisoned the transaction
+    /// (for example with ``LMDBError/mapFull``), the transaction is aborted and that error is
+    /// thrown again.
+    public consuming func commit() throws {
+        let handle = self.handle
+        let state = self.state
+        let environment = self.environment
+        state.ended = true
+        if let poison = state.poison {
+            mdb_txn_abort(handle)
+            Transaction.finish(state: state, environment: environment, committed: false)
+            throw poison
+        }
+        let rc = state.isReset ? MDB_SUCCESS : mdb_txn_commit(handle)
+        if state.isReset { mdb_txn_abort(handle) }
+        Transaction.finish(state: state, environment: environment, committed: rc == MDB_SUCCESS)
+        try check(rc, "committing a transaction on \(environment.path)")
+    }
+
+    /// Ends the transaction, discarding its changes. The corresponding LMDB function is
+    /// `mdb_txn_abort`.
+    public consuming func abort() {
+        let handle = self.handle
+        let state = self.state
+        let environment = self.environment
+        state.ended = true
+        mdb_txn_abort(handle)
+        Transaction.finish(state: state, environment: environment, committed: false)
+    }
+
+    private static func finish(state: State, environment: Environment, committed: Bool) {
+        if state.holdsDBILock {
+            if !committed { for db in state.created { environment.forgetDatabase(named: db.name) } }
+            environment.dbiLock.unlock()
+        }
+        if !state.isReset { environment.leaveTransaction() }
+    }
+
+    /// The snapshot's transaction ID (`mdb_txn_id`): it changes exactly when the data does.
+    public var id: Int { Int(mdb_txn_id(handle)) }
+
+    // MARK: - Long-lived read transactions
+
+    /// Releases a read transaction's snapshot but keeps its handle for ``renew()``.
+    /// The corresponding LMDB function is `mdb_txn_reset`.
+    package func reset() {
+        precondition(isReadOnly, "only a read transaction can be reset")
+        guard !state.isReset else { return }
+        mdb_txn_reset(handle)
+        state.isReset = true
+        environment.leaveTransaction()
+    }
+
+    /// Takes a new snapshot in a reset read transaction. The corresponding LMDB function is
+    /// `mdb_txn_renew`.
+    package func renew() throws {
+        precondition(isReadOnly, "only a read transaction can be renewed")
+        guard state.isReset else { return }
+        while true {
+            environment.enterTransaction()
+            let rc = mdb_txn_renew(handle)
+            if rc == MDB_SUCCESS { break }
+            environment.leaveTransaction()
+            if rc == MDB_MAP_RESIZED {
+                try environment.resizeMap(adoptingOtherProcess: true)
+                continue
+            }
+            try check(rc, "renewing a read transaction on \(environment.path)")
+        }
+        state.isReset = false
+    }
+
+    /// Whether the read transaction is reset (holds no snapshot).
+    package var isReset: Bool { state.isReset }
+
+    /// A copyable view of the handle for the object store's hot paths.
+    package var unsafe: UnsafeTransaction { UnsafeTransaction(handle: handle, state: state) }
+
+    // MARK: - Databases
+
+    /// Opens or creates the named database `name` inside this write transaction. It becomes
+    /// visible to other transactions when this one commits, and vanishes if it aborts.
+    /// The corresponding LMDB function is `mdb_dbi_open`.
+    public func createDatabase(named name: String, flags: Database.Flags = []) throws -> Database {
+        precondition(!isReadOnly, "createDatabase(named:) needs a write transaction")
+        if let db = environment.cachedDatabase(named: name) { return db }
+        if !state.holdsDBILock {
+            // lmdb.h: a transaction that opens a database handle "must finish (either commit
+            // or abort) before any other transaction in the process may use this function."
+            environment.dbiLock.lock()
+            state.holdsDBILock = true
+        }
+        var dbi = MDB_dbi()
+        try check(
+            mdb_dbi_open(handle, name, flags.rawValue | UInt32(MDB_CREATE), &dbi),
+            "creating database '\(name)' in \(environment.path)")
+        let db = environment.publish(Database(dbi: dbi, name: name))
+        state.created.append(db)
+        return db
+    }
+
+    /// Statistics of `db`. The corresponding LMDB function is `mdb_stat`.
+    public func statistics(of db: Database) throws -> Database.Statistics {
+        try unsafe.statistics(db.dbi)
+    }
+
+    /// Removes every entry of `db`, keeping the database. The corresponding LMDB function is
+    /// `mdb_drop` with `del` 0.
+    public func empty(_ db: Database) throws {
+        try unsafe.empty(db.dbi)
+    }
+
+    // MARK: - Reading and writing
+
+    /// Lends the value stored under `key` to `body`.
+    ///
+    /// The corresponding LMDB function is `mdb_get`.
+    /// - Parameters:
+    ///   - key: The key's bytes.
+    ///   - db: The database to look in.
+    ///   - body: Receives the value's bytes, which point into the memory map. They must not be
+    ///     stored or used outside the closure.
+    /// - Returns: What `body` returned, or `nil` if the key is absent.
+    public func get<R>(
+        _ key: some ContiguousBytes, in db: Database,
+        _ body: (UnsafeRawBufferPointer) throws -> R
+    ) throws -> R? {
+        let value = try key.withUnsafeBytes { try unsafe.get(db.dbi, key: $0) }
+        guard let value else { return nil }
+        return try body(value)
+    }
+
+    /// Stores `value` under `key`. The corresponding LMDB function is `mdb_put`.
+    /// - Throws: ``LMDBError/keyExists`` under `.noOverwrite`, ``LMDBError/mapFull``,
+    ///   ``LMDBError/badValueSize`` for an empty or too long key.
+    public func put(
+        _ value: some ContiguousBytes, forKey key: some ContiguousBytes, in db: Database,
+        flags: PutFlags = []
+    ) throws {
+        precondition(!isReadOnly, "put needs a write transaction")
+        let stored = try key.withUnsafeBytes { k in
+            try value.withUnsafeBytes { v in try unsafe.put(db.dbi, key: k, value: v, flags: flags.rawValue) }
+        }
+        if !stored {
+            throw LMDBError(code: LMDBError.keyExists.code, context: "mdb_put in database '\(db.name)'")
+        }
+    }
+
+    /// Deletes `key` (and, in a `duplicateSort` database, all its values).
+    /// The corresponding LMDB function is `mdb_del`.
+    /// - Returns: Whether the key was present.
+    @discardableResult
+    public func delete(_ key: some ContiguousBytes, in db: Database) throws -> Bool {
+        precondition(!isReadOnly, "delete needs a write transaction")
+        return try key.withUnsafeBytes { try unsafe.delete(db.dbi, key: $0) }
+    }
+
+    /// Lends a cursor over `db` to `body` and closes it afterwards.
+    /// The corresponding LMDB functions are `mdb_cursor_open` and `mdb_cursor_close`.
+    public func withCursor<R>(on db: Database, _ body: (borrowing Cursor) throws -> R) throws -> R {
+        let cursor = try Cursor(transaction: unsafe, dbi: db.dbi)
+        return try body(cursor)
+    }
+
+    /// Calls `body` with each key/value pair whose key lies in `range`, in key order or in
+    /// reverse, until `body` returns `false`.
+    ///
+    /// - Parameters:
+    ///   - db: The database to walk.
+    ///   - range: Keys from `range.lowerBound` (inclusive) to `range.upperBound` (exclusive);
+    ///     `nil` bounds are open.
+    ///   - reverse: Walk from the highest key down.
+    ///   - body: Receives the key and value bytes, which point into the memory map. They must
+    ///     not be stored or used outside the closure.
+    public func forEach(
+        in db: Database, from lower: [UInt8]? = nil, to upper: [UInt8]? = nil, reverse: Bool = false,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        try withCursor(on: db) { cursor in
+            try cursor.forEach(from: lower, to: upper, reverse: reverse, body)
+        }
+    }
+}
+
+// MARK: - Scoped transactions
+
+extension Environment {
+    /// Runs `body` in a read transaction and ends it when `body` returns.
+    ///
+    /// ```swift
+    /// let count = try env.read { txn in try txn.statistics(of: db).entries }
+    /// ```
+    @available(*, noasync, message: "a transaction blocks its thread; call it from a synchronous context")
+    public func read<R>(_ body: (borrowing Transaction) throws -> R) throws -> R {
+        let txn = try Transaction(environment: self, readOnly: true)
+        let result = try body(txn)
+        txn.abort()
+        return result
+    }
+
+    /// Runs `body` in a write transaction and commits it when `body` returns.
+    ///
+    /// If `body` throws, the transaction is aborted, nothing of it is visible anywhere, and the
+    /// error is rethrown. If the map fills up (`MDB_MAP_FULL`), the transaction is aborted,
+    /// the map grows geometrically up to ``Options/maximumMapSize`` once no transaction of
+    /// this process is active, and `body` runs again, so it must do nothing it cannot repeat.
+    /// The whole write runs on the calling thread, as LMDB requires.
+    ///
+    /// ```swift
+    /// try env.write { txn in try txn.put(value, forKey: key, in: db) }
+    /// ```
+    /// - Throws: Whatever `body` throws, or ``LMDBError/mapFull`` at the maximum map size.
+    @available(*, noasync, message: "a write transaction blocks its thread and must end on it")
+    public func write<R>(_ body: (borrowing Transaction) throws -> R) throws -> R {
+        while true {
+            do {
+                return try writeOnce(body)
+            } catch LMDBError.mapFull {
+                try resizeMap(adoptingOtherProcess: false)
+            }
+        }
+    }
+
+    private func writeOnce<R>(_ body: (borrowing Transaction) throws -> R) throws -> R {
+        let txn = try Transaction(environment: self, readOnly: false)
+        let result: R
+        do {
+            result = try body(txn)
+        } catch {
+            txn.abort()
+            throw error
+        }
+        try txn.commit()
+        return result
+    }
+}

@@ -1,0 +1,109 @@
+internal import CLMDB
+import Foundation
+
+/// A copyable view of an open transaction for the object store's hot paths.
+///
+/// It is valid only while the ``Transaction`` it came from is open (and, for a read
+/// transaction, not reset). Values it returns point into the memory map: they are valid until
+/// the transaction ends or, in a write transaction, until the next change.
+package struct UnsafeTransaction {
+    @usableFromInline let handle: OpaquePointer
+    let state: Transaction.State
+
+    init(handle: OpaquePointer, state: Transaction.State) {
+        self.handle = handle
+        self.state = state
+    }
+
+    /// Remembers the first error that left the transaction unusable and rethrows it; later
+    /// operations throw it again instead of LMDB's `MDB_BAD_TXN`.
+    private func poisoned(_ rc: Int32, _ operation: @autoclosure () -> String) throws -> Never {
+        if let poison = state.poison { throw poison }
+        do {
+            try fail(rc, operation())
+        } catch {
+            if error.code == MDB_MAP_FULL || error.code == MDB_TXN_FULL || error.code == MDB_PANIC
+                || error.code == ENOSPC || error.code == EIO
+            {
+                state.poison = error
+            }
+            throw error
+        }
+        fatalError("unreachable")
+    }
+
+    /// The corresponding LMDB function is `mdb_get`.
+    package func get(_ dbi: UInt32, key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val()
+        let rc = mdb_get(handle, MDB_dbi(dbi), &k, &v)
+        if rc == MDB_SUCCESS { return UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size) }
+        if rc == MDB_NOTFOUND { return nil }
+        try poisoned(rc, "mdb_get")
+    }
+
+    /// The corresponding LMDB function is `mdb_put`.
+    /// - Returns: `false` if the key exists and `flags` holds `MDB_NOOVERWRITE` or `MDB_NODUPDATA`.
+    @discardableResult
+    package func put(_ dbi: UInt32, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt32 = 0) throws -> Bool {
+        if let poison = state.poison { throw poison }
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        let rc = mdb_put(handle, MDB_dbi(dbi), &k, &v, flags)
+        if rc == MDB_SUCCESS { return true }
+        if rc == MDB_KEYEXIST && flags & UInt32(MDB_NOOVERWRITE | MDB_NODUPDATA) != 0 { return false }
+        try poisoned(rc, "mdb_put")
+    }
+
+    /// Reserves `count` bytes under `key` and lets `fill` write them in place (`MDB_RESERVE`).
+    package func putReserving(_ dbi: UInt32, key: UnsafeRawBufferPointer, count: Int, flags: UInt32 = 0, _ fill: (UnsafeMutableRawBufferPointer) -> Void) throws -> Bool {
+        if let poison = state.poison { throw poison }
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val(mv_size: count, mv_data: nil)
+        let rc = mdb_put(handle, MDB_dbi(dbi), &k, &v, flags | UInt32(MDB_RESERVE))
+        if rc == MDB_SUCCESS {
+            fill(UnsafeMutableRawBufferPointer(start: v.mv_data, count: count))
+            return true
+        }
+        if rc == MDB_KEYEXIST && flags & UInt32(MDB_NOOVERWRITE) != 0 { return false }
+        try poisoned(rc, "mdb_put")
+    }
+
+    /// The corresponding LMDB function is `mdb_del`. With `value`, deletes that one value of a
+    /// `duplicateSort` key.
+    /// - Returns: Whether anything was deleted.
+    @discardableResult
+    package func delete(_ dbi: UInt32, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer? = nil) throws -> Bool {
+        if let poison = state.poison { throw poison }
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        let rc: Int32
+        if let value {
+            var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+            rc = mdb_del(handle, MDB_dbi(dbi), &k, &v)
+        } else {
+            rc = mdb_del(handle, MDB_dbi(dbi), &k, nil)
+        }
+        if rc == MDB_SUCCESS { return true }
+        if rc == MDB_NOTFOUND { return false }
+        try poisoned(rc, "mdb_del")
+    }
+
+    /// The corresponding LMDB function is `mdb_stat`.
+    package func statistics(_ dbi: UInt32) throws -> Database.Statistics {
+        var stat = MDB_stat()
+        try check(mdb_stat(handle, MDB_dbi(dbi), &stat), "mdb_stat")
+        return Database.Statistics(
+            entries: stat.ms_entries, depth: Int(stat.ms_depth), branchPages: stat.ms_branch_pages,
+            leafPages: stat.ms_leaf_pages, overflowPages: stat.ms_overflow_pages)
+    }
+
+    /// The corresponding LMDB function is `mdb_drop` with `del` 0.
+    package func empty(_ dbi: UInt32) throws {
+        if let poison = state.poison { throw poison }
+        let rc = mdb_drop(handle, MDB_dbi(dbi), 0)
+        if rc != MDB_SUCCESS { try poisoned(rc, "mdb_drop") }
+    }
+
+    /// The snapshot's transaction ID (`mdb_txn_id`).
+    package var id: Int { Int(mdb_txn_id(handle)) }
+}

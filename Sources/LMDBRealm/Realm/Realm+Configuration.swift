@@ -1,0 +1,91 @@
+public import Foundation
+import Synchronization
+
+extension Realm {
+    /// Where a realm lives and how it is opened.
+    ///
+    /// ```swift
+    /// var config = Realm.Configuration(fileURL: URL(fileURLWithPath: "articles.realm"))
+    /// config.objectTypes = [Article.self]
+    /// let realm = try Realm(configuration: config)
+    /// ```
+    ///
+    /// Configurations are plain `Sendable` values: build one anywhere and open it on the thread,
+    /// queue or actor that will use the realm.
+    public struct Configuration: Sendable {
+        /// The realm file. `nil` means `default.realm` in the current directory.
+        public var fileURL: URL?
+
+        /// The model classes the file must hold, checked against the stored schema when the
+        /// realm opens: a class that differs throws ``Realm/Error/Code/schemaMismatch``, a new
+        /// class is added. `nil` (the default) registers each class on first use.
+        public var objectTypes: [Object.Type]?
+
+        /// Open the file read-only: it must exist, and writing stops the process.
+        public var readOnly: Bool = false
+
+        /// The version of the model classes, for migrations.
+        public var schemaVersion: UInt64 = 0
+
+        /// The largest the file may grow, in bytes. Writing past it throws
+        /// ``Realm/Error/Code/mapFull``. LMDBRealm reserves this much address space (not disk)
+        /// for the file's memory map when it opens it; the file grows only as data is written.
+        public var maximumFileSize: Int = 64 << 30
+
+        /// How many snapshots (realm handles and reading transactions) of this file may be open
+        /// at once across all processes; past it, opening throws
+        /// ``Realm/Error/Code/tooManyReaders``.
+        public var maximumNumberOfReaders: Int = 256
+
+        /// A configuration for the file at `fileURL`.
+        public init(
+            fileURL: URL? = nil, readOnly: Bool = false, schemaVersion: UInt64 = 0,
+            objectTypes: [Object.Type]? = nil
+        ) {
+            self.fileURL = fileURL
+            self.readOnly = readOnly
+            self.schemaVersion = schemaVersion
+            self.objectTypes = objectTypes
+        }
+
+        /// The configuration `Realm()` uses: `default.realm` in the current directory unless
+        /// set otherwise.
+        public static var defaultConfiguration: Configuration {
+            get { defaultStorage.withLock { $0 } }
+            set { defaultStorage.withLock { $0 = newValue } }
+        }
+
+        private static let defaultStorage = Mutex(Configuration())
+
+        /// The file this configuration opens.
+        var resolvedFileURL: URL {
+            fileURL ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("default.realm")
+        }
+    }
+
+    /// Deletes the realm file of `configuration` and its lock file.
+    ///
+    /// The file must not be open in this process.
+    /// - Returns: Whether a file existed.
+    /// - Throws: ``Realm/Error`` if the file is open or cannot be removed.
+    @discardableResult
+    public static func deleteFiles(for configuration: Configuration) throws -> Bool {
+        let url = configuration.resolvedFileURL
+        if StoreFile.isOpen(url) {
+            throw Realm.Error(
+                .fileAccess, "Cannot delete the realm at path '\(url.path)' while it is open in this process",
+                fileURL: url)
+        }
+        var existed = false
+        for path in [url.path, url.path + "-lock"] where FileManager.default.fileExists(atPath: path) {
+            existed = true
+            do {
+                try FileManager.default.removeItem(atPath: path)
+            } catch {
+                throw Realm.Error(
+                    .filePermissionDenied, "Cannot delete '\(path)': \(error.localizedDescription)", fileURL: url)
+            }
+        }
+        return existed
+    }
+}

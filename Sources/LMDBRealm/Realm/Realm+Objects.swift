@@ -1,0 +1,313 @@
+import Foundation
+internal import LMDBKit
+
+/// What `add` does when an object with the same primary key is already stored.
+public enum UpdatePolicy: Sendable {
+    /// Throw ``Realm/Error/Code/primaryKeyExists`` (the default).
+    case error
+    /// Overwrite the stored object's properties that differ.
+    case modified
+    /// Overwrite every property of the stored object.
+    case all
+}
+
+extension Realm {
+    // MARK: - Adding
+
+    /// Adds an unmanaged object to the realm; the instance itself becomes managed, a live view
+    /// of its stored record.
+    ///
+    /// ```swift
+    /// try realm.write {
+    ///     try realm.add(article)                       // throws if the id is taken
+    ///     try realm.add(newer, update: .modified)      // replaces the stored one
+    /// }
+    /// ```
+    /// Adding an object this realm already manages does nothing. Must be called inside a write
+    /// transaction.
+    /// - Parameters:
+    ///   - object: The object to add.
+    ///   - update: What to do if an object with the same primary key is stored.
+    /// - Throws: ``Realm/Error/Code/primaryKeyExists`` under `.error`;
+    ///   ``Realm/Error/Code/invalidValue`` for a primary key too long to store;
+    ///   ``Realm/Error/Code/schemaMismatch`` if the stored class differs;
+    ///   ``Realm/Error/Code/mapFull`` when the file reaches its maximum size. If the error leaves
+    ///   the `write` block, the whole transaction is rolled back.
+    public func add(_ object: Object, update: UpdatePolicy = .error) throws {
+        checkWriteThread()
+        if let owner = object._realm {
+            precondition(
+                owner === self,
+                "Object is already managed by another Realm. Use create instead to copy it into this Realm.")
+            return
+        }
+        let info = ClassInfo.of(type(of: object))
+        let binding = try binding(for: info, create: true)!
+        try insert(object, info: info, binding: binding, update: update)
+    }
+
+    /// Adds every object of `objects`, as ``add(_:update:)`` does each.
+    public func add<S: Sequence>(_ objects: S, update: UpdatePolicy = .error) throws where S.Element: Object {
+        for object in objects { try add(object, update: update) }
+    }
+
+    private func insert(_ object: Object, info: ClassInfo, binding: TableBinding, update: UpdatePolicy) throws {
+        let table = binding.table
+        let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
+        let columns = table.schema.properties.count
+
+        // The record, in stored column order.
+        recordWriter.begin(columns: columns)
+        if binding.isIdentity {
+            for field in info.fields {
+                field.accessor.withValueBytes(at: base + field.offset) { recordWriter.append($0) }
+            }
+        } else {
+            var declared = [Int](repeating: 0, count: columns)
+            for d in 0..<columns { declared[binding.storedColumn(Int32(d))] = d }
+            for s in 0..<columns {
+                let field = info.fields[declared[s]]
+                field.accessor.withValueBytes(at: base + field.offset) { recordWriter.append($0) }
+            }
+        }
+
+        // The key: the encoded primary key, or the next auto-assigned number.
+        let tableID = ObjectIdentifier(table)
+        var state = writeTableState[tableID] ?? WriteTableState()
+        keyScratch.removeAll(keepingCapacity: true)
+        if let pk = info.primaryKeyColumn {
+            let field = info.fields[pk]
+            let type = info.schema.properties[pk].type
+            field.accessor.withValueBytes(at: base + field.offset) { KeyEncoding.append($0, type: type, to: &keyScratch) }
+            if keyScratch.count > file.environment.maxKeySize {
+                throw Realm.Error(
+                    .invalidValue,
+                    "The primary key of '\(table.className)' takes \(keyScratch.count - 1) bytes; at most \(file.environment.maxKeySize - 1) can be stored",
+                    fileURL: file.url)
+            }
+        } else {
+            if state.nextAutoKey == nil { state.nextAutoKey = try lastAutoKey(of: table) &+ 1 }
+            KeyEncoding.appendBigEndian(state.nextAutoKey!, to: &keyScratch)
+            state.nextAutoKey! &+= 1
+        }
+
+        // Keys arriving in ascending order are appended (MDB_APPEND): no page splits in the
+        // middle of the tree, and full pages.
+        if state.lastKey == nil { state.lastKey = try lastKey(of: table) ?? [] }
+        let appending = keyScratch.lexicographicallyCompare(greaterThan: state.lastKey!)
+        var flags = appending ? PutFlags.append.rawValue : 0
+        if update == .error { flags |= PutFlags.noOverwrite.rawValue }
+        let txn = writeTxn
+        let stored: Bool
+        do {
+            stored = try recordWriter.withRecord { record in
+                try keyScratch.withUnsafeBytes { key in try txn.put(table.database.dbi, key: key, value: record, flags: flags) }
+            }
+        } catch let error as LMDBError {
+            throw Realm.Error(error, url: file.url, doing: "Cannot add an object of '\(table.className)' to")
+        }
+        guard stored else {
+            let pk = info.primaryKeyColumn!
+            let shown = info.fields[pk].accessor.withValueBytes(at: base + info.fields[pk].offset) {
+                describe($0, type: info.schema.properties[pk].type)
+            }
+            throw Realm.Error(
+                .primaryKeyExists,
+                "Attempting to create an object of type '\(table.className)' with an existing primary key value \(shown).",
+                fileURL: file.url)
+        }
+        if appending { state.lastKey = keyScratch }
+        writeTableState[tableID] = state
+        generation &+= 1
+
+        object._realm = self
+        object._binding = binding
+        object._key = ObjectKey(keyScratch)
+        object._generation = 0
+    }
+
+    /// The largest key stored in `table`, seen by the current write.
+    private func lastKey(of table: Table) throws -> [UInt8]? {
+        let cursor = try Cursor(transaction: writeTxn, dbi: table.database.dbi)
+        return try cursor.last().map { Array($0.key) }
+    }
+
+    private func lastAutoKey(of table: Table) throws -> UInt64 {
+        guard let key = try lastKey(of: table), key.count == 8 else { return 0 }
+        return key.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) }
+    }
+
+    /// Rewrites `object`'s record with `value` in `storedColumn`.
+    func replaceField(of object: Object, storedColumn: Int, with value: UnsafeRawBufferPointer?) {
+        let binding = object._binding!
+        let table = binding.table
+        let record = object._record!
+        let columns = table.schema.properties.count
+        let fixed = table.fixedSizes[storedColumn]
+        if let value, fixed > 0, value.count != Int(fixed) {
+            preconditionFailure("A value of \(value.count) bytes does not fit column \(storedColumn) of '\(table.className)'")
+        }
+        recordWriter.begin(columns: columns)
+        for c in 0..<columns {
+            recordWriter.append(c == storedColumn ? value : Record.field(record, column: c))
+        }
+        do {
+            try recordWriter.withRecord { newRecord in
+                try object._key.withBytes { key in _ = try writeTxn.put(table.database.dbi, key: key, value: newRecord) }
+            }
+        } catch {
+            // A setter cannot throw; the map filling up here is reported at commit too.
+            preconditionFailure("Cannot update an object of '\(table.className)' in '\(file.url.path)': \(error)")
+        }
+        generation &+= 1
+    }
+
+    // MARK: - Deleting
+
+    /// Deletes a managed object; it becomes invalidated. Must be called inside a write
+    /// transaction.
+    public func delete(_ object: Object) {
+        checkWriteThread()
+        precondition(object._realm === self, "Can only delete an object from the Realm it belongs to.")
+        precondition(!object.isInvalidated, "Object has been deleted or invalidated.")
+        let table = object._binding!.table
+        do {
+            try object._key.withBytes { key in _ = try writeTxn.delete(table.database.dbi, key: key) }
+        } catch {
+            preconditionFailure("Cannot delete an object of '\(table.className)' from '\(file.url.path)': \(error)")
+        }
+        generation &+= 1
+    }
+
+    /// Deletes every object of `objects`.
+    public func delete<S: Sequence>(_ objects: S) where S.Element: Object {
+        for object in Array(objects) { delete(object) }
+    }
+
+    /// Deletes every object of every class stored in the file; their accessors become
+    /// invalidated. Must be called inside a write transaction.
+    public func deleteAll() {
+        checkWriteThread()
+        do {
+            for table in try allTables() { try writeTxn.empty(table.database.dbi) }
+        } catch {
+            preconditionFailure("Cannot delete all objects of '\(file.url.path)': \(error)")
+        }
+        writeTableState.removeAll(keepingCapacity: true)
+        generation &+= 1
+    }
+
+    // MARK: - Reading
+
+    /// Every object of `type`, as live ``Results``.
+    ///
+    /// ```swift
+    /// let articles = realm.objects(Article.self)
+    /// print(articles.count)
+    /// ```
+    public func objects<Element: Object>(_ type: Element.Type) -> Results<Element> {
+        checkThread()
+        return Results(realm: self, info: ClassInfo.of(type))
+    }
+
+    /// The object of `type` whose primary key is `key`, or `nil`. One B-tree lookup.
+    ///
+    /// ```swift
+    /// let article = realm.object(ofType: Article.self, forPrimaryKey: "nyt://article/1")
+    /// ```
+    public func object<Element: Object, KeyType>(ofType type: Element.Type, forPrimaryKey key: KeyType) -> Element? {
+        checkThread()
+        let info = ClassInfo.of(type)
+        guard let pk = info.primaryKeyColumn else {
+            preconditionFailure("'\(info.schema.className)' does not have a primary key")
+        }
+        let property = info.schema.properties[pk]
+        guard let binding = bindingForReading(info) else { return nil }
+        keyScratch.removeAll(keepingCapacity: true)
+        if let value = key as? any _Persistable {
+            precondition(
+                Swift.type(of: value)._rlmType == property.type,
+                "Invalid value '\(key)' of type '\(KeyType.self)' for '\(info.schema.className)' primary key '\(property.name)' of type '\(property.type.rawValue)'")
+            value._rlmWithBytes { KeyEncoding.append($0, type: property.type, to: &keyScratch) }
+        } else {
+            preconditionFailure("Invalid value '\(key)' of type '\(KeyType.self)' for primary key '\(property.name)'")
+        }
+        guard keyScratch.count <= file.environment.maxKeySize else { return nil }
+        let txn = readTransaction()
+        let found: UnsafeRawBufferPointer?
+        do {
+            found = try keyScratch.withUnsafeBytes { try txn.get(binding.table.database.dbi, key: $0) }
+        } catch {
+            preconditionFailure("Cannot read '\(info.schema.className)' from '\(file.url.path)': \(error)")
+        }
+        guard let found else { return nil }
+        return keyScratch.withUnsafeBytes { unsafeDowncast(makeObject(binding, key: $0, record: found), to: Element.self) }
+    }
+
+    /// The binding of a class for reading, or `nil` if the file has no such class yet.
+    /// A stored class that differs stops the process: reads cannot throw, and a configuration
+    /// that lists its `objectTypes` reports the mismatch as an error when the realm opens.
+    func bindingForReading(_ info: ClassInfo) -> TableBinding? {
+        do {
+            return try binding(for: info, create: false)
+        } catch {
+            preconditionFailure("\(error)")
+        }
+    }
+
+    /// A managed accessor for the record `record` stored under `key`.
+    @inline(__always)
+    func makeObject(_ binding: TableBinding, key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer) -> Object {
+        checkRecord(record, of: binding.table)
+        let object = binding.classInfo.type.init()
+        object._realm = self
+        object._binding = binding
+        object._key = ObjectKey(key)
+        object._record = record.baseAddress
+        object._recordSize = record.count
+        object._generation = generation
+        return object
+    }
+
+    /// Checks a record from disk before it is trusted; damage stops the process with a
+    /// message naming the file and class rather than letting a wrong value through.
+    @inline(__always)
+    func checkRecord(_ record: UnsafeRawBufferPointer, of table: Table) {
+        if let problem = Record.validate(record, fixedSizes: table.fixedSizes) {
+            preconditionFailure("The realm at '\(file.url.path)' is damaged: an object of '\(table.className)' has a bad record (\(problem))")
+        }
+    }
+}
+
+/// A readable form of a stored value, for error messages.
+func describe(_ field: UnsafeRawBufferPointer?, type: PropertyType) -> String {
+    guard let field else { return "nil" }
+    switch type {
+    case .int: return String(Int64._rlmDecode(field))
+    case .string: return "'\(String._rlmDecode(field))'"
+    case .uuid: return UUID._rlmDecode(field).uuidString
+    case .objectId: return ObjectId._rlmDecode(field).stringValue
+    case .bool: return String(Bool._rlmDecode(field))
+    case .double: return String(Double._rlmDecode(field))
+    case .float: return String(Float._rlmDecode(field))
+    case .date: return String(describing: Date._rlmDecode(field))
+    case .decimal: return Decimal._rlmDecode(field).description
+    case .data: return "<\(field.count) bytes>"
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Byte-wise (memcmp) order, LMDB's key order.
+    func lexicographicallyCompare(greaterThan other: [UInt8]) -> Bool {
+        withUnsafeBufferPointer { a in
+            other.withUnsafeBufferPointer { b in
+                let n = Swift.min(a.count, b.count)
+                if n > 0 {
+                    let c = memcmp(a.baseAddress!, b.baseAddress!, n)
+                    if c != 0 { return c > 0 }
+                }
+                return a.count > b.count
+            }
+        }
+    }
+}

@@ -1,0 +1,450 @@
+public import Dispatch
+import Foundation
+internal import LMDBKit
+
+/// A handle on a realm file, confined to the thread or serial queue that opened it.
+///
+/// ```swift
+/// let realm = try Realm(configuration: config)
+/// try realm.write {
+///     try realm.add(article)
+/// }
+/// let sports = realm.objects(Article.self)
+/// ```
+///
+/// **Snapshots.** A handle reads one consistent version of the file (an LMDB read snapshot)
+/// until ``refresh()``, a write (which refreshes first), or ``invalidate()``. Inside a write
+/// it sees its own uncommitted changes. Other handles, on other threads or in other
+/// processes, see a commit only after they move to a newer version.
+///
+/// **Confinement.** A handle, its objects and its results belong to the thread (or serial
+/// `DispatchQueue`) that opened it. Every entry point checks, and use from anywhere else stops
+/// the process with "Realm accessed from incorrect thread." Open one handle per thread; they
+/// share one open file.
+public final class Realm {
+    /// The configuration the realm was opened with.
+    public let configuration: Configuration
+    let file: StoreFile
+    private let confinement: Confinement
+
+    /// The snapshot read transaction; reset (holding no snapshot) between versions.
+    private var snapshot: Transaction?
+    private var snapshotView: UnsafeTransaction
+    private var snapshotIsReset = false
+    private var snapshotID = 0
+
+    /// The write transaction, between `beginWrite` and `commitWrite`/`cancelWrite`.
+    private var writeTransaction: Transaction?
+    private var writeView: UnsafeTransaction?
+    private var writeThread: pthread_t?
+    /// Tables created by the current write, published to the file when it commits.
+    private var pendingTables: [String: Table] = [:]
+    /// Per table, what the current write knows about its last key.
+    var writeTableState: [ObjectIdentifier: WriteTableState] = [:]
+
+    /// Changes whenever pointers handed out earlier may have gone stale: a new snapshot, any
+    /// change inside a write, the end of a write. Accessors compare it with their own.
+    @usableFromInline final var generation: UInt64 = 1
+
+    var bindings: [ObjectIdentifier: TableBinding] = [:]
+    var recordWriter = RecordWriter()
+    var keyScratch: [UInt8] = []
+
+    /// Whether a queue-confined realm refreshes itself when another thread or process commits.
+    public var autorefresh: Bool = true
+
+    // MARK: - Opening
+
+    /// Opens the realm `configuration` describes, confined to the calling thread.
+    ///
+    /// - Parameter configuration: Which file, which classes, how to open it.
+    /// - Throws: ``Realm/Error`` naming the file: ``Realm/Error/Code/fileNotFound``,
+    ///   ``Realm/Error/Code/filePermissionDenied``, ``Realm/Error/Code/invalidDatabase`` (not
+    ///   an LMDBRealm file, empty or truncated), ``Realm/Error/Code/schemaMismatch`` (listing
+    ///   every difference), ``Realm/Error/Code/tooManyReaders``.
+    public convenience init(configuration: Configuration = .defaultConfiguration) throws {
+        try self.init(configuration: configuration, confinement: .thread(pthread_self()))
+    }
+
+    /// Opens the realm `configuration` describes, confined to the serial queue `queue`.
+    ///
+    /// Call it from a block running on `queue`; the realm, its objects and its results may then
+    /// be used from any block on that queue.
+    /// - Throws: As ``init(configuration:)``.
+    public convenience init(configuration: Configuration = .defaultConfiguration, queue: DispatchQueue) throws {
+        dispatchPrecondition(condition: .onQueue(queue))
+        try self.init(configuration: configuration, confinement: .queue(QueueToken.of(queue)))
+    }
+
+    private init(configuration: Configuration, confinement: Confinement) throws {
+        self.configuration = configuration
+        self.confinement = confinement
+        let file = try StoreFile.open(configuration)
+        self.file = file
+        let url = file.url
+        do {
+            let txn = try Transaction(environment: file.environment, readOnly: true)
+            snapshotView = txn.unsafe
+            snapshotID = txn.id
+            snapshot = consume txn
+        } catch let error as LMDBError {
+            throw Realm.Error(error, url: url, doing: "Unable to read the realm at path")
+        }
+        if let types = configuration.objectTypes {
+            try checkSchema(types)
+        }
+    }
+
+    deinit {
+        if writeTransaction != nil { writeTransaction.take()!.abort() }
+        snapshot.take()?.abort()
+    }
+
+    /// Checks every listed class against the stored schema, collecting all differences, and
+    /// adds the classes the file does not have yet.
+    private func checkSchema(_ types: [Object.Type]) throws {
+        var problems: [String] = []
+        var missing: [ClassInfo] = []
+        for type in types {
+            let info = ClassInfo.of(type)
+            do {
+                if try binding(for: info, create: false) == nil { missing.append(info) }
+            } catch let error as Realm.Error where error.code == .schemaMismatch {
+                problems.append(error.message)
+            }
+        }
+        if !problems.isEmpty {
+            throw Realm.Error(
+                .schemaMismatch,
+                "Migration is required due to the following errors:\n- " + problems.joined(separator: "\n- "),
+                fileURL: file.url)
+        }
+        if !missing.isEmpty && !configuration.readOnly {
+            beginWrite()
+            do {
+                for info in missing { _ = try binding(for: info, create: true) }
+                try commitWrite()
+            } catch {
+                cancelWrite()
+                throw error
+            }
+        }
+    }
+
+    // MARK: - Confinement
+
+    enum Confinement {
+        case thread(pthread_t)
+        case queue(QueueToken)
+    }
+
+    /// Identifies a serial queue through its queue-specific storage.
+    final class QueueToken: @unchecked Sendable {
+        // @unchecked Sendable: no state; only its identity is compared.
+        static let key = DispatchSpecificKey<QueueToken>()
+        static let lock = NSLock()
+
+        static func of(_ queue: DispatchQueue) -> QueueToken {
+            lock.withLock {
+                if let token = queue.getSpecific(key: key) { return token }
+                let token = QueueToken()
+                queue.setSpecific(key: key, value: token)
+                return token
+            }
+        }
+    }
+
+    /// Stops the process unless called from the realm's thread or queue.
+    @inline(__always)
+    func checkThread() {
+        switch confinement {
+        case .thread(let owner):
+            if pthread_equal(owner, pthread_self()) == 0 { wrongThread() }
+        case .queue(let token):
+            if DispatchQueue.getSpecific(key: QueueToken.key) !== token { wrongThread() }
+        }
+    }
+
+    private func wrongThread() -> Never {
+        preconditionFailure("Realm accessed from incorrect thread.")
+    }
+
+    // MARK: - Snapshots
+
+    /// The transaction reads go through: the write transaction inside a write, else the
+    /// snapshot, taken anew if it was released.
+    @inline(__always)
+    func readTransaction() -> UnsafeTransaction {
+        if let writeView { return writeView }
+        if snapshotIsReset { renewSnapshot() }
+        return snapshotView
+    }
+
+    private func renewSnapshot() {
+        do {
+            try snapshot?.renew()
+        } catch {
+            preconditionFailure("Cannot take a new snapshot of '\(file.url.path)': \(error)")
+        }
+        snapshotIsReset = false
+        let id = snapshotView.id
+        if id != snapshotID {
+            snapshotID = id
+            generation &+= 1
+        }
+    }
+
+    private func releaseSnapshot() {
+        guard !snapshotIsReset else { return }
+        snapshot?.reset()
+        snapshotIsReset = true
+        // The pages behind handed-out pointers may now be reused by a writer.
+        generation &+= 1
+    }
+
+    /// Moves the realm to the newest committed version.
+    ///
+    /// Objects and results read afterwards reflect every commit made before the call, by any
+    /// thread or process.
+    /// - Returns: Whether the version changed.
+    @discardableResult
+    public func refresh() -> Bool {
+        checkThread()
+        guard !isInWriteTransaction else { return false }
+        let before = snapshotID
+        releaseSnapshot()
+        renewSnapshot()
+        return snapshotID != before
+    }
+
+    /// Releases the realm's snapshot, so the file can reuse the space of old versions; the
+    /// next read takes a new snapshot. Accessors read before stay usable: they reload.
+    public func invalidate() {
+        checkThread()
+        if isInWriteTransaction { cancelWrite() }
+        releaseSnapshot()
+    }
+
+    // MARK: - Write transactions
+
+    /// Whether the realm is inside a write transaction.
+    public var isInWriteTransaction: Bool {
+        checkThread()
+        return writeTransaction != nil
+    }
+
+    /// Runs `block` in a write transaction and commits it.
+    ///
+    /// ```swift
+    /// let count = try realm.write {
+    ///     try realm.add(article)
+    ///     return realm.objects(Article.self).count
+    /// }
+    /// ```
+    ///
+    /// The realm refreshes to the newest version first. If `block` throws, the transaction is
+    /// cancelled — nothing of it reaches the file or any other handle — and the error is
+    /// rethrown. Only one write transaction runs at a time per file, across threads and
+    /// processes; this call waits for the others.
+    /// - Returns: What `block` returned.
+    /// - Throws: What `block` threw, or a ``Realm/Error`` from the commit (for example
+    ///   ``Realm/Error/Code/mapFull`` or ``Realm/Error/Code/noSpace``).
+    @discardableResult
+    public func write<Result>(_ block: () throws -> Result) throws -> Result {
+        beginWrite()
+        let result: Result
+        do {
+            result = try block()
+        } catch {
+            if isInWriteTransaction { cancelWrite() }
+            throw error
+        }
+        if isInWriteTransaction { try commitWrite() }
+        return result
+    }
+
+    /// Begins a write transaction, waiting for any other writer of the file.
+    ///
+    /// On a queue-confined realm, `beginWrite` and its `commitWrite` must run in the same
+    /// block: LMDB ends a write on the thread that began it. Prefer ``write(_:)``.
+    public func beginWrite() {
+        checkThread()
+        precondition(writeTransaction == nil, "The Realm is already in a write transaction")
+        precondition(!configuration.readOnly, "Can't perform transactions on read-only Realms.")
+        releaseSnapshot()
+        do {
+            let txn = try Transaction(environment: file.environment, readOnly: false)
+            writeView = txn.unsafe
+            writeTransaction = consume txn
+        } catch {
+            preconditionFailure("Cannot begin a write transaction on '\(file.url.path)': \(error)")
+        }
+        writeThread = pthread_self()
+        generation &+= 1
+    }
+
+    /// Commits the write transaction: its changes reach the disk and every other handle that
+    /// refreshes.
+    ///
+    /// - Throws: ``Realm/Error`` if the commit fails; the transaction is over either way and
+    ///   none of it was written.
+    public func commitWrite() throws {
+        checkWriteThread()
+        let txn = writeTransaction.take()!
+        writeView = nil
+        writeThread = nil
+        writeTableState.removeAll(keepingCapacity: true)
+        generation &+= 1
+        do {
+            try txn.commit()
+        } catch let error as LMDBError {
+            dropPendingTables()
+            throw Realm.Error(error, url: file.url, doing: "Cannot commit a write to")
+        }
+        for table in pendingTables.values { file.publish(table) }
+        pendingTables.removeAll()
+    }
+
+    /// Discards the write transaction's changes. Objects added in it become invalidated.
+    public func cancelWrite() {
+        checkWriteThread()
+        writeTransaction.take()!.abort()
+        writeView = nil
+        writeThread = nil
+        writeTableState.removeAll(keepingCapacity: true)
+        generation &+= 1
+        dropPendingTables()
+    }
+
+    private func dropPendingTables() {
+        for table in pendingTables.values {
+            bindings = bindings.filter { $0.value.table !== table }
+        }
+        pendingTables.removeAll()
+    }
+
+    /// Stops the process unless a write transaction is open on this thread.
+    @inline(__always)
+    func checkWriteThread() {
+        checkThread()
+        guard let writeThread else {
+            preconditionFailure(
+                "Cannot modify managed objects outside of a write transaction.")
+        }
+        if pthread_equal(writeThread, pthread_self()) == 0 {
+            preconditionFailure(
+                "A write transaction must end on the thread that began it; use write {} on a queue-confined Realm")
+        }
+    }
+
+    /// The write transaction of the current write.
+    var writeTxn: UnsafeTransaction { writeView! }
+
+    /// The current write transaction itself, for creating databases.
+    func createDatabase(named name: String) throws -> Database {
+        guard let db = try writeTransaction?.createDatabase(named: name) else {
+            preconditionFailure("not in a write transaction")
+        }
+        return db
+    }
+
+    // MARK: - Tables
+
+    /// The binding of `info`'s class to its table in this file; with `create`, inside a write,
+    /// the table is made if the file has none.
+    /// - Throws: ``Realm/Error/Code/schemaMismatch`` if the stored class differs.
+    func binding(for info: ClassInfo, create: Bool) throws -> TableBinding? {
+        if let b = bindings[ObjectIdentifier(info.type)] { return b }
+        if let types = configuration.objectTypes, !types.contains(where: { $0 == info.type }) {
+            preconditionFailure(
+                "Object type '\(info.schema.className)' is not managed by the Realm. If using a custom `objectTypes` array, make sure all model classes are included.")
+        }
+        let name = info.schema.className
+        var table = pendingTables[name]
+        if table == nil {
+            do {
+                table = try file.discoverTable(named: name, in: readTransaction())
+            } catch let error as LMDBError {
+                throw Realm.Error(error, url: file.url, doing: "Cannot read the schema of '\(name)' in")
+            }
+        }
+        if table == nil {
+            guard create else { return nil }
+            table = try createTable(info)
+        }
+        do {
+            let b = try TableBinding(table: table!, classInfo: info)
+            bindings[ObjectIdentifier(info.type)] = b
+            return b
+        } catch {
+            throw Realm.Error(
+                .schemaMismatch,
+                "Migration is required due to the following errors:\n- " + error.lines.joined(separator: "\n- "),
+                fileURL: file.url)
+        }
+    }
+
+    private func createTable(_ info: ClassInfo) throws -> Table {
+        let schema = info.schema
+        do {
+            let db = try createDatabase(named: Table.databaseName(for: schema.className))
+            let json = try JSONEncoder().encode(schema)
+            try Array(schema.className.utf8).withUnsafeBytes { key in
+                try json.withUnsafeBytes { _ = try writeTxn.put(file.catalog.dbi, key: key, value: $0) }
+            }
+            let table = Table(schema: schema, database: db)
+            pendingTables[schema.className] = table
+            generation &+= 1
+            return table
+        } catch let error as LMDBError {
+            throw Realm.Error(error, url: file.url, doing: "Cannot add class '\(schema.className)' to")
+        }
+    }
+
+    /// Every table in the file, including those other handles or processes added.
+    func allTables() throws -> [Table] {
+        let txn = readTransaction()
+        var names: [String] = []
+        do {
+            let cursor = try Cursor(transaction: txn, dbi: file.catalog.dbi)
+            try cursor.forEach { key, _ in
+                names.append(String(decoding: key, as: UTF8.self))
+                return true
+            }
+            return try names.compactMap { name in try pendingTables[name] ?? file.discoverTable(named: name, in: txn) }
+        } catch let error as LMDBError {
+            throw Realm.Error(error, url: file.url, doing: "Cannot read the catalog of")
+        }
+    }
+
+    /// Whether the realm holds no objects at all.
+    public var isEmpty: Bool {
+        checkThread()
+        let txn = readTransaction()
+        return ((try? allTables()) ?? []).allSatisfy { ((try? txn.statistics($0.database.dbi).entries) ?? 0) == 0 }
+    }
+
+    // MARK: - Testing hooks
+
+    /// The LMDB transaction ID of the snapshot the realm reads.
+    @_spi(Testing) public var snapshotVersion: Int {
+        checkThread()
+        return readTransaction().id
+    }
+
+    /// Reader slots in use in the file's lock table, across processes.
+    @_spi(Testing) public var readerSlotsInUse: Int {
+        file.environment.readerSlotsInUse()
+    }
+}
+
+@available(*, unavailable, message: "a Realm belongs to the thread or queue that opened it; open one per thread")
+extension Realm: Sendable {}
+
+/// What a write knows about a table's keys, to append in key order when it can.
+struct WriteTableState {
+    /// The largest key in the table, if known.
+    var lastKey: [UInt8]?
+    /// The next auto-assigned key, for classes without a primary key.
+    var nextAutoKey: UInt64?
+}

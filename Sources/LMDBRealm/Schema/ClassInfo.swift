@@ -1,0 +1,87 @@
+@_spi(Reflection) import Swift
+import Foundation
+
+/// What the store knows about one Swift model class, discovered once and cached.
+///
+/// Discovery walks the class's stored fields once (names, offsets and types, from the
+/// runtime's field metadata) and creates one prototype to read each wrapper's column number
+/// and options. After that, nothing is reflective: encoding an unmanaged object reads each
+/// wrapper at its known offset.
+final class ClassInfo: @unchecked Sendable {
+    // @unchecked Sendable: every stored property is a `let` set in init and never mutated.
+
+    /// One persisted property's place in the Swift object.
+    struct Field {
+        let offset: Int
+        let accessor: any PersistedField.Type
+    }
+
+    let type: Object.Type
+    /// The declared schema, properties in column (declaration) order.
+    let schema: ObjectSchema
+    /// Indexed by column.
+    let fields: [Field]
+    let primaryKeyColumn: Int?
+
+    private init(type: Object.Type) {
+        self.type = type
+        let className = type.className()
+        var found: [(name: String, offset: Int, accessor: any PersistedField.Type)] = []
+        let ok = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1 << 0)) { name, offset, fieldType, _ in
+            if let accessor = fieldType as? any PersistedField.Type {
+                var label = String(cString: name)
+                if label.hasPrefix("_") { label.removeFirst() }
+                found.append((label, offset, accessor))
+            }
+            return true
+        }
+        precondition(ok, "Cannot read the stored properties of \(type); model classes must be non-generic Object subclasses")
+
+        // One prototype tells each wrapper's column and options.
+        let prototype = type.init()
+        let base = UnsafeRawPointer(Unmanaged.passUnretained(prototype).toOpaque())
+        var columns = [(column: Int, property: Property, field: Field)]()
+        for f in found {
+            let (column, options) = f.accessor.columnAndOptions(at: base + f.offset)
+            let property = Property(
+                name: f.name, type: f.accessor.valueType, isOptional: f.accessor.valueIsOptional,
+                isIndexed: options & 2 != 0, isPrimary: options & 1 != 0)
+            columns.append((Int(column), property, Field(offset: f.offset, accessor: f.accessor)))
+        }
+        withExtendedLifetime(prototype) {}
+        columns.sort { $0.column < $1.column }
+        precondition(
+            columns.map(\.column) == Array(0..<columns.count),
+            "The @Persisted properties of \(className) did not initialise in declaration order; "
+                + "do not create other Objects or @Persisted wrappers in its initialisers")
+
+        let properties = columns.map(\.property)
+        let keys = properties.indices.filter { properties[$0].isPrimary }
+        precondition(keys.count <= 1, "\(className) declares more than one primary key: \(keys.map { properties[$0].name })")
+        self.schema = ObjectSchema(className: className, properties: properties)
+        self.fields = columns.map(\.field)
+        self.primaryKeyColumn = keys.first
+    }
+
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var cache: [ObjectIdentifier: ClassInfo] = [:]
+    // nonisolated(unsafe): `cache` is only read or written while `lock` is held.
+
+    /// The cached description of `type`, discovered on first use.
+    static func of(_ type: Object.Type) -> ClassInfo {
+        let id = ObjectIdentifier(type)
+        lock.lock()
+        if let info = cache[id] {
+            lock.unlock()
+            return info
+        }
+        lock.unlock()
+        // Discovered outside the lock: the prototype's initialiser is user code.
+        let info = ClassInfo(type: type)
+        return lock.withLock {
+            if let existing = cache[id] { return existing }
+            cache[id] = info
+            return info
+        }
+    }
+}

@@ -1,0 +1,68 @@
+/// The base class of model classes.
+///
+/// Subclass it, declare stored properties with ``Persisted``, and give every property a
+/// default (or none, to start from its type's default):
+///
+/// ```swift
+/// final class Dog: Object {
+///     @Persisted(primaryKey: true) var name: String
+///     @Persisted var age = 0
+///     @Persisted var birthday: Date?
+/// }
+/// let dog = Dog()
+/// dog.name = "Rex"
+/// try realm.write { try realm.add(dog) }   // dog is now managed: a live view of its record
+/// ```
+///
+/// An object is *unmanaged* until it is added to a realm: a plain Swift object, usable on any
+/// thread. Once added it is *managed*: reads come from the realm's snapshot, writes need a write
+/// transaction, and it belongs to its realm's thread, queue or actor.
+open class Object {
+    /// Creates an unmanaged object whose properties hold their defaults.
+    public required init() {
+        ColumnCounter.reset()
+    }
+
+    // MARK: - Managed state (nil realm: unmanaged)
+
+    /// The realm that manages this object; set by `add` and by every accessor the store makes.
+    @usableFromInline final var _realm: Realm?
+    /// The table and column mapping of a managed object.
+    final var _binding: TableBinding?
+    /// The object's key in its table.
+    final var _key = ObjectKey([])
+    /// The record in the realm's current snapshot, valid while `_generation` matches the
+    /// realm's.
+    final var _record: UnsafeRawPointer?
+    final var _recordSize = 0
+    final var _generation: UInt64 = 0
+
+    /// Whether the object is managed by a realm.
+    @inlinable
+    @inline(__always)
+    public final var _isManaged: Bool { _realm != nil }
+
+    // MARK: - Public surface
+
+    /// The realm managing this object, or `nil` while it is unmanaged.
+    public var realm: Realm? { _realm }
+
+    /// The name the class is stored under: the Swift class name without its module, so two
+    /// modules that declare the same model share a file. Override to choose another.
+    open class func className() -> String {
+        String(describing: self)
+    }
+
+    /// The persisted properties of this object's class.
+    public var objectSchema: ObjectSchema {
+        ClassInfo.of(type(of: self)).schema
+    }
+
+    /// The persisted properties of this class.
+    public class func sharedSchema() -> ObjectSchema {
+        ClassInfo.of(self).schema
+    }
+}
+
+@available(*, unavailable, message: "a managed Object belongs to its realm's thread; pass a ThreadSafeReference or its primary key")
+extension Object: Sendable {}

@@ -1,0 +1,137 @@
+public import Foundation
+import Synchronization
+
+/// A 12-byte identifier in MongoDB's format: a 4-byte timestamp in seconds, 5 random bytes
+/// chosen once per process, and a 3-byte counter, all big-endian.
+///
+/// ```swift
+/// let id = ObjectId.generate()
+/// let same = try ObjectId(string: id.stringValue)
+/// ```
+public struct ObjectId: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
+    /// The 12 bytes.
+    public let bytes: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8)
+
+    /// The all-zero ObjectId.
+    public init() {
+        bytes = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    }
+
+    /// An ObjectId from exactly 12 bytes.
+    public init?(bytes: some Collection<UInt8>) {
+        guard bytes.count == 12 else { return nil }
+        var raw = ObjectId().bytes
+        withUnsafeMutableBytes(of: &raw) { $0.copyBytes(from: bytes) }
+        self.bytes = raw
+    }
+
+    /// Parses 24 hexadecimal digits.
+    /// - Throws: ``Realm/Error`` with code ``Realm/Error/Code/invalidValue`` for anything else.
+    public init(string: String) throws {
+        let digits = Array(string.utf8)
+        guard digits.count == 24 else {
+            throw Realm.Error(.invalidValue, "Invalid ObjectId string '\(string)': expected 24 hexadecimal digits")
+        }
+        var raw = [UInt8](repeating: 0, count: 12)
+        for i in 0..<12 {
+            guard let hi = hexValue(digits[2 * i]), let lo = hexValue(digits[2 * i + 1]) else {
+                throw Realm.Error(
+                    .invalidValue, "Invalid ObjectId string '\(string)': '\(string)' has a non-hex digit near offset \(2 * i)")
+            }
+            raw[i] = hi << 4 | lo
+        }
+        self.init(bytes: raw)!
+    }
+
+    /// A new ObjectId, unique within this process and very likely across processes.
+    public static func generate() -> ObjectId {
+        let seconds = UInt32(truncatingIfNeeded: Int(Date().timeIntervalSince1970))
+        let count = ObjectIdGenerator.counter.add(1, ordering: .relaxed).newValue
+        var raw = [UInt8](repeating: 0, count: 12)
+        raw[0] = UInt8(truncatingIfNeeded: seconds >> 24)
+        raw[1] = UInt8(truncatingIfNeeded: seconds >> 16)
+        raw[2] = UInt8(truncatingIfNeeded: seconds >> 8)
+        raw[3] = UInt8(truncatingIfNeeded: seconds)
+        for i in 0..<5 { raw[4 + i] = ObjectIdGenerator.processUnique[i] }
+        raw[9] = UInt8(truncatingIfNeeded: count >> 16)
+        raw[10] = UInt8(truncatingIfNeeded: count >> 8)
+        raw[11] = UInt8(truncatingIfNeeded: count)
+        return ObjectId(bytes: raw)!
+    }
+
+    /// The 24 lowercase hexadecimal digits.
+    public var stringValue: String {
+        var out = ""
+        out.reserveCapacity(24)
+        withUnsafeBytes(of: bytes) { raw in
+            for b in raw {
+                out.append(hexDigits[Int(b >> 4)])
+                out.append(hexDigits[Int(b & 0xF)])
+            }
+        }
+        return out
+    }
+
+    public var description: String { stringValue }
+
+    /// When the ObjectId was generated, to the second.
+    public var timestamp: Date {
+        withUnsafeBytes(of: bytes) { raw in
+            let s = UInt32(raw[0]) << 24 | UInt32(raw[1]) << 16 | UInt32(raw[2]) << 8 | UInt32(raw[3])
+            return Date(timeIntervalSince1970: TimeInterval(s))
+        }
+    }
+
+    public static func == (lhs: ObjectId, rhs: ObjectId) -> Bool {
+        withUnsafeBytes(of: lhs.bytes) { l in withUnsafeBytes(of: rhs.bytes) { r in l.elementsEqual(r) } }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        withUnsafeBytes(of: bytes) { hasher.combine(bytes: $0) }
+    }
+
+    public static func < (lhs: ObjectId, rhs: ObjectId) -> Bool {
+        withUnsafeBytes(of: lhs.bytes) { l in
+            withUnsafeBytes(of: rhs.bytes) { r in l.lexicographicallyPrecedes(r) }
+        }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        try self.init(string: text)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(stringValue)
+    }
+}
+
+private let hexDigits = Array("0123456789abcdef")
+
+private func hexValue(_ c: UInt8) -> UInt8? {
+    switch c {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
+    default: nil
+    }
+}
+
+private enum ObjectIdGenerator {
+    static let processUnique: [UInt8] = (0..<5).map { _ in UInt8.random(in: 0...255) }
+    static let counter = Atomic<UInt32>(UInt32.random(in: 0..<0xFF_FFFF))
+}
+
+extension ObjectId: _PersistableNonOptional, _PrimaryKey, _Indexable {
+    public static var _rlmType: PropertyType { .objectId }
+    public static var _rlmOptional: Bool { false }
+    public static var _rlmDefaultValue: ObjectId { ObjectId() }
+    public static func _rlmDecode(_ field: UnsafeRawBufferPointer?) -> ObjectId {
+        guard let field, field.count == 12 else { return ObjectId() }
+        return ObjectId(bytes: field)!
+    }
+    public func _rlmWithBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
+        try withUnsafeBytes(of: bytes) { try body($0) }
+    }
+}

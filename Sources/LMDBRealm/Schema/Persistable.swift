@@ -1,0 +1,194 @@
+public import Foundation
+
+/// A type that a `@Persisted` property can hold.
+///
+/// The conforming types are the property kinds of ``PropertyType`` and their optionals; the
+/// protocol is public only so that `Persisted` can name it. Do not conform your own types.
+public protocol _Persistable {
+    /// The stored kind.
+    static var _rlmType: PropertyType { get }
+    /// Whether `nil` is a value of this type.
+    static var _rlmOptional: Bool { get }
+    /// The value a property holds before anything is assigned.
+    static var _rlmDefaultValue: Self { get }
+    /// Reads a value from a record field; `nil` is a stored null. The bytes have already been
+    /// checked against `_rlmType`'s fixed size.
+    static func _rlmDecode(_ field: UnsafeRawBufferPointer?) -> Self
+    /// Lends the value's record bytes to `body`; `nil` for a null.
+    func _rlmWithBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R
+}
+
+/// A non-optional persistable type; `Optional` of one is persistable too.
+public protocol _PersistableNonOptional: _Persistable {}
+
+/// A type that can be a primary key: `String`, `Int`, `Int64` (and the other integer widths),
+/// `UUID`, `ObjectId`, and their optionals.
+public protocol _PrimaryKey: _Persistable {}
+
+/// A type that can have a secondary index.
+public protocol _Indexable: _Persistable {}
+
+// MARK: - Fixed-size scalars
+
+
+/// Integers of every width are stored as 8 little-endian bytes, as `Int64`.
+public protocol _PersistableInteger: _PersistableNonOptional, _PrimaryKey, _Indexable, FixedWidthInteger {}
+
+extension _PersistableInteger {
+    public static var _rlmType: PropertyType { .int }
+    public static var _rlmOptional: Bool { false }
+    public static var _rlmDefaultValue: Self { 0 }
+    @inlinable
+    public static func _rlmDecode(_ field: UnsafeRawBufferPointer?) -> Self {
+        guard let field, field.count == 8 else { return 0 }
+        return Self(truncatingIfNeeded: Int64(littleEndian: field.loadUnaligned(as: Int64.self)))
+    }
+    @inlinable
+    public func _rlmWithBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
+        try withUnsafeBytes(of: Int64(truncatingIfNeeded: self).littleEndian) { try body($0) }
+    }
+}
+
+extension Int: _PersistableInteger {}
+extension Int8: _PersistableInteger {}
+extension Int16: _PersistableInteger {}
+extension Int32: _PersistableInteger {}
+extension Int64: _PersistableInteger {}
+
+extension Bool: _PersistableNonOptional, _Indexable {
+    public static var _rlmType: PropertyType { .bool }
+    public static var _rlmOptional: Bool { false }
+    public static var _rlmDefaultValue: Bool { false }
+    public static func _rlmDecode(_ field: UnsafeRawBufferPointer?) -> Bool {
+        guard let field, field.count == 1 else { return false }
+        return field[0] != 0
+    }
+    public func _rlmWithBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
+        try withUnsafeBytes(of: UInt8(self ? 1 : 0)) { try body($0) }
+    }
+}
+
+extension Float: _PersistableNonOptional {
+    public static var _rlmType: PropertyType { .float }
+    public static var _rlmOptional: Bool { false }
+    public static var _rlmDefaultValue: Float { 0 }
+    public static func _rlmDecode(_ field: UnsafeRawBufferPointer?) -> Float {
+        guard let field, field.count == 4 else { return 0 }
+        return Float(bitPattern: UInt32(littleEndian: field.loadUnaligned(as: UInt32.self)))
+    }
+    public func _rlmWithBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
+        try withUnsafeBytes(of: bitPattern.littleEndian) { try body($0) }
+    }
+}
+
+extension Double: _PersistableNonOptional {
+    public static var _rlmType: PropertyType { .double }
+    public static var _rlmOptional: Bool { false }
+    public static var _rlmDefaultValue: Double { 0 }
+    public static func _rlmDecode(_ field: UnsafeRawBufferPointer?) -> Double {
+        guard let field, field.count == 8 else { return 0 }
+        return Double(bitPattern: UInt64(littleEndian: field.loadUnaligned(as: UInt64.self)))
+    }
+    public func _rlmWithBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
+        try withUnsafeBytes(of: bitPattern.littleEndian) { try body($0) }
+    }
+}
+
+/// Dates are stored as the `Double` of `timeIntervalSinceReferenceDate`, so every bit of
+/// sub-second precision survives.
+extension Date: _PersistableNonOptional, _Indexable {
+    public static var _rlmType: PropertyType { .date }
+    public static var _rlmOptional: Bool { false }
+    public static var _rlmDefaultValue: Date { Date(timeIntervalSince1970: 0) }
+    public static func _rlmDecode(_ field: UnsafeRawBufferPointer?) -> Date {
+        Date(timeIntervalSinceReferenceDate: Double._rlmDecode(field))
+    }
+    public func _rlmWithBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
+        try timeIntervalSinceReferenceDate._rlmWithBytes(body)
+    }
+}
+
+extension UUID: _PersistableNonOptional, _PrimaryKey, _Indexable {
+    public static var _rlmType: PropertyType { .uuid }
+    public static var _rlmOptional: Bool { false }
+    /// The all-zero UUID: creating an accessor must not draw random numbers.
+    public static var _rlmDefaultValue: UUID { UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) }
+    public static func _rlmDecode(_ field: UnsafeRawBufferPointer?) -> UUID {
+        guard let field, field.count == 16 else { return _rlmDefaultValue }
+        return UUID(uuid: field.loadUnaligned(as: uuid_t.self))
+    }
+    public func _rlmWithBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
+        try withUnsafeBytes(of: uuid) { try body($0) }
+    }
+}
+
+// MARK: - Variable-size values
+
+extension String: _PersistableNonOptional, _PrimaryKey, _Indexable {
+    public static var _rlmType: PropertyType { .string }
+    public static var _rlmOptional: Bool { false }
+    public static var _rlmDefaultValue: String { "" }
+    @inlinable
+    public static func _rlmDecode(_ field: UnsafeRawBufferPointer?) -> String {
+        guard let field, !field.isEmpty else { return "" }
+        // Validates UTF-8: bad bytes become U+FFFD, never undefined behaviour.
+        return String(decoding: field, as: UTF8.self)
+    }
+    @inlinable
+    public func _rlmWithBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
+        var copy = self
+        return try copy.withUTF8 { try body(UnsafeRawBufferPointer($0)) }
+    }
+}
+
+extension Data: _PersistableNonOptional {
+    public static var _rlmType: PropertyType { .data }
+    public static var _rlmOptional: Bool { false }
+    public static var _rlmDefaultValue: Data { Data() }
+    public static func _rlmDecode(_ field: UnsafeRawBufferPointer?) -> Data {
+        guard let field, !field.isEmpty else { return Data() }
+        return Data(field)
+    }
+    public func _rlmWithBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
+        try withUnsafeBytes { try body($0) }
+    }
+}
+
+/// Decimals are stored as their exact decimal text (`Decimal.description` round-trips).
+extension Decimal: _PersistableNonOptional {
+    public static var _rlmType: PropertyType { .decimal }
+    public static var _rlmOptional: Bool { false }
+    public static var _rlmDefaultValue: Decimal { 0 }
+    public static func _rlmDecode(_ field: UnsafeRawBufferPointer?) -> Decimal {
+        guard let field, !field.isEmpty else { return 0 }
+        let text = String(decoding: field, as: UTF8.self)
+        if text == "NaN" { return .nan }
+        return Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) ?? .nan
+    }
+    public func _rlmWithBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
+        try (isNaN ? "NaN" : description)._rlmWithBytes(body)
+    }
+}
+
+// MARK: - Optionals
+
+extension Optional: _Persistable where Wrapped: _PersistableNonOptional {
+    public static var _rlmType: PropertyType { Wrapped._rlmType }
+    public static var _rlmOptional: Bool { true }
+    public static var _rlmDefaultValue: Wrapped? { nil }
+    @inlinable
+    public static func _rlmDecode(_ field: UnsafeRawBufferPointer?) -> Wrapped? {
+        guard let field else { return nil }
+        return Wrapped._rlmDecode(field)
+    }
+    @inlinable
+    public func _rlmWithBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
+        switch self {
+        case .none: try body(nil)
+        case .some(let value): try value._rlmWithBytes(body)
+        }
+    }
+}
+
+extension Optional: _PrimaryKey where Wrapped: _PrimaryKey & _PersistableNonOptional {}
+extension Optional: _Indexable where Wrapped: _Indexable & _PersistableNonOptional {}

@@ -1,0 +1,103 @@
+/// The kind of value a persisted property holds, as stored in the file's schema.
+///
+/// As in RealmSwift, every integer width (`Int`, `Int8` … `Int64`) is stored as `.int`.
+public enum PropertyType: String, Sendable, Codable, Hashable, CaseIterable {
+    case bool
+    case int
+    case float
+    case double
+    case string
+    case data
+    case date
+    case uuid
+    case objectId
+    case decimal
+
+    /// The number of bytes a value of this kind takes in a record, or `nil` if it varies.
+    var fixedSize: Int? {
+        switch self {
+        case .bool: 1
+        case .int, .double, .date: 8
+        case .float: 4
+        case .uuid: 16
+        case .objectId: 12
+        case .string, .data, .decimal: nil
+        }
+    }
+
+    /// Whether a property of this kind can be a primary key.
+    var canBePrimaryKey: Bool {
+        switch self {
+        case .int, .string, .uuid, .objectId: true
+        default: false
+        }
+    }
+}
+
+/// One persisted property of a model class: its name and what it holds.
+public struct Property: Sendable, Codable, Hashable, CustomStringConvertible {
+    /// The property's name, as declared in Swift.
+    public let name: String
+    /// What the property holds.
+    public let type: PropertyType
+    /// Whether the property can be `nil`.
+    public let isOptional: Bool
+    /// Whether the property has a secondary index.
+    public let isIndexed: Bool
+    /// Whether the property is the class's primary key.
+    public let isPrimary: Bool
+
+    public var description: String {
+        "\(name): \(type.rawValue)\(isOptional ? "?" : "")\(isPrimary ? " (primary key)" : "")\(isIndexed ? " (indexed)" : "")"
+    }
+}
+
+/// The persisted shape of one model class: its name and its properties in storage order.
+public struct ObjectSchema: Sendable, Codable, Hashable, CustomStringConvertible {
+    /// The class name stored in the file (the Swift class name without its module).
+    public let className: String
+    /// The persisted properties, in the order their values are stored.
+    public let properties: [Property]
+
+    /// The primary-key property, if the class has one.
+    public var primaryKeyProperty: Property? { properties.first { $0.isPrimary } }
+
+    /// The property called `name`, if there is one.
+    public subscript(name: String) -> Property? { properties.first { $0.name == name } }
+
+    public var description: String {
+        "\(className) {\n" + properties.map { "    \($0)" }.joined(separator: "\n") + "\n}"
+    }
+
+    /// Every difference between the schema stored in a file (`self`) and `declared`, one
+    /// line each, for a schema-mismatch error. Reordered properties and index changes are no
+    /// differences.
+    func differences(from declared: ObjectSchema) -> [String] {
+        var lines: [String] = []
+        let stored = Dictionary(uniqueKeysWithValues: properties.map { ($0.name, $0) })
+        let now = Dictionary(uniqueKeysWithValues: declared.properties.map { ($0.name, $0) })
+        for p in declared.properties where stored[p.name] == nil {
+            lines.append("Property '\(className).\(p.name)' has been added.")
+        }
+        for p in properties where now[p.name] == nil {
+            lines.append("Property '\(className).\(p.name)' has been removed.")
+        }
+        for p in declared.properties {
+            guard let old = stored[p.name] else { continue }
+            if old.type != p.type {
+                lines.append("Property '\(className).\(p.name)' has been changed from '\(old.type.rawValue)' to '\(p.type.rawValue)'.")
+            }
+            if old.isOptional != p.isOptional {
+                lines.append(
+                    "Property '\(className).\(p.name)' has been made \(p.isOptional ? "optional" : "required").")
+            }
+        }
+        let oldKey = primaryKeyProperty?.name
+        let newKey = declared.primaryKeyProperty?.name
+        if oldKey != newKey {
+            lines.append(
+                "Primary key property '\(className).\(oldKey ?? "none")' has been changed to '\(newKey ?? "none")'.")
+        }
+        return lines
+    }
+}

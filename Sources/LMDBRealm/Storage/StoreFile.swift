@@ -1,0 +1,200 @@
+import Foundation
+internal import LMDBKit
+
+/// What every realm handle of one file in this process shares: the LMDB environment, the
+/// catalog of stored classes, and their tables.
+///
+/// There is one `StoreFile` per file per process (as there is one `Environment`), found through
+/// a registry keyed by the file's real path and released when the last handle goes.
+final class StoreFile: @unchecked Sendable {
+    // @unchecked Sendable: `tables` is only touched under `lock`; everything else is a `let`.
+
+    let environment: Environment
+    let url: URL
+    let readOnly: Bool
+    let meta: Database
+    let catalog: Database
+    private let lock = NSLock()
+    private var tables: [String: Table] = [:]
+
+    static let formatKey = Array("format".utf8)
+    static let formatVersion = Array("LMDBRealm 1".utf8)
+    static let metaName = "__lmdbrealm_meta"
+    static let catalogName = "__lmdbrealm_catalog"
+
+    private init(environment: Environment, url: URL, readOnly: Bool, meta: Database, catalog: Database, tables: [Table]) {
+        self.environment = environment
+        self.url = url
+        self.readOnly = readOnly
+        self.meta = meta
+        self.catalog = catalog
+        for t in tables { self.tables[t.className] = t }
+    }
+
+    // MARK: - Opening
+
+    private static let registryLock = NSLock()
+    nonisolated(unsafe) private static var registry: [String: Weak] = [:]
+    // nonisolated(unsafe): `registry` is only read or written while `registryLock` is held.
+    private struct Weak { weak var file: StoreFile? }
+
+    /// The shared state of the file `configuration` names, opening the file if this process
+    /// has not.
+    static func open(_ configuration: Realm.Configuration) throws -> StoreFile {
+        let url = configuration.resolvedFileURL
+        return try registryLock.withLock {
+            let environment = try openEnvironment(configuration, url: url)
+            if let file = registry[environment.path]?.file { return file }
+            let file = try load(environment, url: url, readOnly: configuration.readOnly)
+            registry[environment.path] = Weak(file: file)
+            return file
+        }
+    }
+
+    private static func openEnvironment(_ configuration: Realm.Configuration, url: URL) throws -> Environment {
+        let path = url.path
+        let fm = FileManager.default
+        var isDirectory: ObjCBool = false
+        let exists = fm.fileExists(atPath: path, isDirectory: &isDirectory)
+        if exists && isDirectory.boolValue {
+            throw Realm.Error(.fileAccess, "Unable to open a realm at path '\(path)': it is a directory", fileURL: url)
+        }
+        if !exists && configuration.readOnly {
+            throw Realm.Error(
+                .fileNotFound, "Unable to open a realm at path '\(path)': the file does not exist and the configuration is read-only",
+                fileURL: url)
+        }
+        if exists, let size = (try? fm.attributesOfItem(atPath: path))?[.size] as? NSNumber, size.intValue == 0 {
+            throw Realm.Error(
+                .invalidDatabase, "Unable to open a realm at path '\(path)': the file is empty (0 bytes), not an LMDBRealm file",
+                fileURL: url)
+        }
+        var options = Environment.Options()
+        // Live objects keep pointers into the map between calls, so the map is sized once, to
+        // the maximum, and never moved: address space is reserved, the file grows as written.
+        options.mapSize = configuration.maximumFileSize
+        options.maximumMapSize = configuration.maximumFileSize
+        options.maxReaders = configuration.maximumNumberOfReaders
+        options.maxDatabases = 256
+        options.readOnly = configuration.readOnly
+        options.fileMode = 0o600
+        let environment: Environment
+        do {
+            environment = try Environment.open(path: path, options: options)
+        } catch let error as LMDBError {
+            throw Realm.Error(error, url: url, doing: "Unable to open a realm at path")
+        }
+        // A file cut short after LMDB wrote it would fault when a missing page is touched.
+        let info = try environment.info()
+        if let size = (try? fm.attributesOfItem(atPath: path))?[.size] as? NSNumber {
+            let needed = (info.lastPageNumber + 1) * info.pageSize
+            if size.intValue < needed {
+                throw Realm.Error(
+                    .invalidDatabase,
+                    "Unable to open a realm at path '\(path)': the file is truncated (\(size.intValue) bytes, its pages need \(needed))",
+                    fileURL: url)
+            }
+        }
+        return environment
+    }
+
+    private static func load(_ environment: Environment, url: URL, readOnly: Bool) throws -> StoreFile {
+        let path = url.path
+        do {
+            var meta = try environment.database(named: metaName)
+            var catalog = try environment.database(named: catalogName)
+            if meta == nil {
+                let foreign = try environment.read { txn in
+                    try txn.withCursor(on: Database.main) { try $0.first() != nil }
+                }
+                if foreign || readOnly {
+                    throw Realm.Error(
+                        .invalidDatabase,
+                        "Unable to open a realm at path '\(path)': it is \(foreign ? "an LMDB file of another program" : "an empty LMDB file"), not an LMDBRealm file",
+                        fileURL: url)
+                }
+                try environment.write { txn in
+                    let m = try txn.createDatabase(named: metaName)
+                    try txn.put(formatVersion, forKey: formatKey, in: m)
+                    _ = try txn.createDatabase(named: catalogName)
+                }
+                meta = try environment.database(named: metaName)
+                catalog = try environment.database(named: catalogName)
+            }
+            guard let meta, let catalog else {
+                throw Realm.Error(.invalidDatabase, "Unable to open a realm at path '\(path)': its catalog is missing", fileURL: url)
+            }
+            let tables = try environment.read { txn -> [Table] in
+                let format = try txn.get(formatKey, in: meta) { Array($0) }
+                guard let format else {
+                    throw Realm.Error(.invalidDatabase, "Unable to open a realm at path '\(path)': no format version recorded", fileURL: url)
+                }
+                guard format == formatVersion else {
+                    throw Realm.Error(
+                        .incompatibleVersion,
+                        "Unable to open a realm at path '\(path)': its format '\(String(decoding: format, as: UTF8.self))' is not '\(String(decoding: formatVersion, as: UTF8.self))'",
+                        fileURL: url)
+                }
+                var schemas: [ObjectSchema] = []
+                try txn.forEach(in: catalog) { key, value in
+                    schemas.append(try decodeSchema(value, name: String(decoding: key, as: UTF8.self), url: url))
+                    return true
+                }
+                return try schemas.map { schema -> Table in
+                    guard let db = try environment.database(named: Table.databaseName(for: schema.className)) else {
+                        throw Realm.Error(
+                            .invalidDatabase, "Unable to open a realm at path '\(path)': the table of class '\(schema.className)' is missing",
+                            fileURL: url)
+                    }
+                    return Table(schema: schema, database: db)
+                }
+            }
+            return StoreFile(environment: environment, url: url, readOnly: readOnly, meta: meta, catalog: catalog, tables: tables)
+        } catch let error as LMDBError {
+            throw Realm.Error(error, url: url, doing: "Unable to open a realm at path")
+        }
+    }
+
+    static func decodeSchema(_ bytes: UnsafeRawBufferPointer, name: String, url: URL) throws -> ObjectSchema {
+        do {
+            return try JSONDecoder().decode(ObjectSchema.self, from: Data(bytes))
+        } catch {
+            throw Realm.Error(
+                .invalidDatabase, "Unable to open a realm at path '\(url.path)': the stored schema of class '\(name)' is damaged",
+                fileURL: url)
+        }
+    }
+
+    /// Whether the file at `url` is open in this process.
+    static func isOpen(_ url: URL) -> Bool {
+        Environment.isOpen(path: url.path)
+    }
+
+    // MARK: - Tables
+
+    /// The committed table of `className`, if this process knows it.
+    func table(named className: String) -> Table? {
+        lock.withLock { tables[className] }
+    }
+
+    /// Every table this process knows of, in no particular order.
+    var allTables: [Table] { lock.withLock { Array(tables.values) } }
+
+    /// Makes a table created by a committed write visible to every handle.
+    func publish(_ table: Table) {
+        lock.withLock { tables[table.className] = table }
+    }
+
+    /// Looks for `className` in the catalog of the snapshot `txn` (another process or handle
+    /// may have added it since this file was loaded) and opens its table.
+    func discoverTable(named className: String, in txn: UnsafeTransaction) throws -> Table? {
+        if let table = table(named: className) { return table }
+        let found = try Array(className.utf8).withUnsafeBytes { try txn.get(catalog.dbi, key: $0) }
+        guard let found else { return nil }
+        let schema = try StoreFile.decodeSchema(found, name: className, url: url)
+        guard let db = try environment.database(named: Table.databaseName(for: className)) else { return nil }
+        let table = Table(schema: schema, database: db)
+        publish(table)
+        return table
+    }
+}

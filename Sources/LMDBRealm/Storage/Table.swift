@@ -1,0 +1,73 @@
+internal import LMDBKit
+
+/// One class's objects in one file: an LMDB database whose keys are the objects' keys (the
+/// encoded primary key, or an auto-assigned number) and whose values are their records.
+///
+/// Keying the table by the primary key itself means a lookup by primary key is one B-tree
+/// descent, with no separate key-to-object index.
+final class Table: @unchecked Sendable {
+    // @unchecked Sendable: every stored property is a `let` set in init.
+
+    let className: String
+    /// The schema as stored in the file: the column order of the records.
+    let schema: ObjectSchema
+    let database: Database
+    /// Per stored column, its fixed size in bytes, or 0 if it varies.
+    let fixedSizes: [Int32]
+    /// The stored column of the primary key, if the class has one.
+    let primaryKeyColumn: Int?
+
+    init(schema: ObjectSchema, database: Database) {
+        self.className = schema.className
+        self.schema = schema
+        self.database = database
+        self.fixedSizes = schema.properties.map { Int32($0.type.fixedSize ?? 0) }
+        self.primaryKeyColumn = schema.properties.firstIndex { $0.isPrimary }
+    }
+
+    /// The LMDB database name of a class's table.
+    static func databaseName(for className: String) -> String { "class_" + className }
+}
+
+/// A table seen through one Swift class: which stored column each declared property reads.
+///
+/// Realm lets a model reorder its properties without a migration, so the declared column
+/// order and the stored one may differ; the map here is built once per class and file.
+final class TableBinding: @unchecked Sendable {
+    // @unchecked Sendable: immutable after init; `columnMap` is written only in init and
+    // freed in deinit.
+
+    let table: Table
+    let classInfo: ClassInfo
+    /// Declared column → stored column.
+    let columnMap: UnsafeMutableBufferPointer<Int32>
+    /// Whether declared and stored order agree.
+    let isIdentity: Bool
+
+    /// Binds `classInfo` to `table`, or returns the differences that forbid it.
+    init(table: Table, classInfo: ClassInfo) throws(SchemaMismatch) {
+        let differences = table.schema.differences(from: classInfo.schema)
+        guard differences.isEmpty else { throw SchemaMismatch(lines: differences) }
+        self.table = table
+        self.classInfo = classInfo
+        let stored = Dictionary(uniqueKeysWithValues: table.schema.properties.enumerated().map { ($1.name, $0) })
+        let map = classInfo.schema.properties.map { Int32(stored[$0.name]!) }
+        columnMap = .allocate(capacity: map.count)
+        _ = columnMap.initialize(from: map)
+        isIdentity = map == map.indices.map { Int32($0) }
+    }
+
+    deinit {
+        columnMap.deallocate()
+    }
+
+    /// The stored column of declared column `column`.
+    @inline(__always)
+    func storedColumn(_ column: Int32) -> Int {
+        Int(columnMap[Int(column)])
+    }
+
+    struct SchemaMismatch: Error {
+        let lines: [String]
+    }
+}
