@@ -78,6 +78,7 @@ func seconds(_ body: () throws -> Void) rethrows -> Double {
 }
 
 func median(_ xs: [Double]) -> Double { xs.sorted()[xs.count / 2] }
+func rate(_ times: [Double], _ n: Int) -> Double { Double(n) / median(times) }
 
 let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lmdbrealm-bench-\(getpid())")
 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -108,6 +109,7 @@ var checksum = 0
                 }
             }
         })
+        if ProcessInfo.processInfo.environment["BENCH_PROFILE"] == "insert" { return }
         var sum = 0
         realmTimes["scan", default: []].append(seconds {
             for a in realm.objects(Article.self) {
@@ -191,13 +193,45 @@ func kitRecord(_ row: Row, into out: inout [UInt8]) {
 }
 
 FileHandle.standardError.write(Data("LMDBRealmBench: \(count) objects, \(rounds) rounds, alternating LMDBRealm and LMDBKit\n".utf8))
+if let op = ProcessInfo.processInfo.environment["BENCH_PROFILE"] {
+    // Profiling aid (BENCH_PROFILE=insert|scan|get): only the object layer, the named
+    // operation repeated; scans and gets reuse one loaded file.
+    if op == "insert" {
+        for round in 0..<rounds { try realmRound(round) }
+    } else {
+        let config = Realm.Configuration(fileURL: directory.appendingPathComponent("profile.realm"), objectTypes: [Article.self])
+        let realm = try Realm(configuration: config)
+        try realm.write {
+            for row in rows {
+                let a = Article()
+                a.id = row.id
+                a.url = row.url
+                a.leadParagraph = row.lead
+                a.wordCount = row.wordCount
+                try realm.add(a)
+            }
+        }
+        for _ in 0..<rounds {
+            var sum = 0
+            realmTimes[op, default: []].append(seconds {
+                if op == "scan" {
+                    for a in realm.objects(Article.self) { sum &+= a.wordCount &+ a.url.utf8.count &+ a.leadParagraph.utf8.count }
+                } else {
+                    for id in lookups { sum &+= realm.object(ofType: Article.self, forPrimaryKey: id)?.wordCount ?? 0 }
+                }
+            })
+            checksum &+= sum
+        }
+    }
+    print(op, rate(realmTimes[op]!, op == "get" ? lookups.count : count))
+    exit(0)
+}
 for round in 0..<rounds {
     try realmRound(round)
     try kitRound(round)
     FileHandle.standardError.write(Data("  round \(round + 1)/\(rounds) done\n".utf8))
 }
 
-func rate(_ times: [Double], _ n: Int) -> Double { Double(n) / median(times) }
 print("operation          LMDBRealm ops/s    LMDBKit ops/s   LMDBRealm/LMDBKit")
 for (op, n) in [("insert", count), ("scan", count), ("get", lookups.count)] {
     let r = rate(realmTimes[op]!, n)

@@ -44,11 +44,20 @@ extension Environment {
             lock.withLock(body)
         }
 
+        /// The paths open in this process now.
+        var openPaths: [String] {
+            lock.withLock { entries.filter { $0.value.environment != nil }.map(\.key) }
+        }
+
         /// Whether `path` is open in this process now.
         func isOpen(_ path: String) -> Bool {
             lock.withLock { entries[path]?.environment != nil }
         }
     }
+
+    /// The real paths of every environment open in this process, for tests that check
+    /// nothing was left open.
+    @_spi(Testing) public static var openPaths: [String] { registry.openPaths }
 
     /// Whether the file at `path` is open as an environment in this process.
     public static func isOpen(path: String) -> Bool {

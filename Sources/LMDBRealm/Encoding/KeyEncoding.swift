@@ -51,6 +51,9 @@ struct ObjectKey: Hashable {
     private var count: Int = 0
     private var heap: [UInt8]?
 
+    /// The empty key, for objects not yet managed.
+    init() {}
+
     init(_ bytes: UnsafeRawBufferPointer) {
         if bytes.count <= 16 {
             count = bytes.count

@@ -19,48 +19,57 @@ enum Record {
     @inline(__always)
     static func headerSize(columns: Int) -> Int { 4 + 4 * columns }
 
-    /// Checks a record read from disk before anything trusts it: version, column count, and an
-    /// offset table whose entries rise and stay inside the record, with fixed-size columns of
-    /// the right size.
+    /// Checks the header of a record read from disk before anything trusts it: format
+    /// version, column count, and room for the offset table. Each field is checked when read
+    /// (see ``field(_:size:column:fixedSize:)``), so reading one property of a record costs one
+    /// field's check, not all of them.
     ///
-    /// - Returns: `nil` if the record is sound, else what is wrong with it.
-    static func validate(_ record: UnsafeRawBufferPointer, fixedSizes: [Int32]) -> String? {
-        let columns = fixedSizes.count
+    /// - Returns: `nil` if the header is sound, else what is wrong with it.
+    @inline(__always)
+    static func checkHeader(_ record: UnsafeRawBufferPointer, columns: Int) -> String? {
+        guard record.count >= 4, record[0] == version,
+            Int(UInt16(littleEndian: record.loadUnaligned(fromByteOffset: 2, as: UInt16.self))) == columns,
+            record.count >= headerSize(columns: columns)
+        else { return describeHeader(record, columns: columns) }
+        return nil
+    }
+
+    private static func describeHeader(_ record: UnsafeRawBufferPointer, columns: Int) -> String {
         guard record.count >= 4 else { return "record of \(record.count) bytes is shorter than its header" }
         guard record[0] == version else { return "record format version \(record[0]) is not \(version)" }
         let n = Int(UInt16(littleEndian: record.loadUnaligned(fromByteOffset: 2, as: UInt16.self)))
         guard n == columns else { return "record has \(n) columns, the schema \(columns)" }
-        let base = headerSize(columns: n)
-        guard record.count >= base else { return "record of \(record.count) bytes is shorter than its offset table" }
-        let dataSize = UInt32(record.count - base)
-        var previous: UInt32 = 0
-        for c in 0..<n {
-            let raw = UInt32(littleEndian: record.loadUnaligned(fromByteOffset: 4 + 4 * c, as: UInt32.self))
-            let end = raw & offsetMask
-            guard end >= previous, end <= dataSize else {
-                return "offset of column \(c) (\(end)) lies outside the record"
-            }
-            let fixed = fixedSizes[c]
-            if fixed > 0, raw & nullBit == 0, end - previous != UInt32(fixed) {
-                return "column \(c) holds \(end - previous) bytes, its type \(fixed)"
-            }
-            previous = end
-        }
-        return nil
+        return "record of \(record.count) bytes is shorter than its offset table"
     }
 
-    /// The bytes of `column`, or `nil` for a null. `record` must have passed ``validate``.
+    /// The result of reading one field.
+    enum Field {
+        case value(UnsafeRawBufferPointer)
+        case null
+        /// The offset table points outside the record, or a fixed-size field has another size.
+        case damaged(String)
+    }
+
+    /// The bytes of `column` in a record of `size` bytes whose header passed
+    /// ``checkHeader(_:columns:)``, checked against the record's bounds and, when
+    /// `fixedSize` is positive, against that size.
     @inline(__always)
-    static func field(_ record: UnsafeRawPointer, column: Int) -> UnsafeRawBufferPointer? {
+    static func field(_ record: UnsafeRawPointer, size: Int, column: Int, fixedSize: Int32) -> Field {
         let n = Int(UInt16(littleEndian: record.loadUnaligned(fromByteOffset: 2, as: UInt16.self)))
         let raw = UInt32(littleEndian: record.loadUnaligned(fromByteOffset: 4 + 4 * column, as: UInt32.self))
-        if raw & nullBit != 0 { return nil }
+        if raw & nullBit != 0 { return .null }
         let start =
             column == 0
             ? 0 : UInt32(littleEndian: record.loadUnaligned(fromByteOffset: 4 * column, as: UInt32.self)) & offsetMask
         let end = raw & offsetMask
-        return UnsafeRawBufferPointer(
-            start: record + headerSize(columns: n) + Int(start), count: Int(end &- start))
+        let base = headerSize(columns: n)
+        guard start <= end, Int(end) <= size - base else {
+            return .damaged("column \(column) spans bytes \(start)..<\(end) of a \(size - base)-byte data area")
+        }
+        if fixedSize > 0 && end - start != UInt32(fixedSize) {
+            return .damaged("column \(column) holds \(end - start) bytes, its type \(fixedSize)")
+        }
+        return .value(UnsafeRawBufferPointer(start: record + base + Int(start), count: Int(end &- start)))
     }
 }
 

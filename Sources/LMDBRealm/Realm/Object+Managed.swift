@@ -15,7 +15,7 @@ extension Object {
         if _generation != realm.generation { rebind(realm) }
         let binding = _binding.unsafelyUnwrapped
         let stored = binding.isIdentity ? Int(column) : binding.storedColumn(column)
-        return Record.field(_record.unsafelyUnwrapped, column: stored)
+        return binding.table.field(_record.unsafelyUnwrapped, size: _recordSize, column: stored, in: realm.file)
     }
 
     /// Writes `value` into declared column `column` of the object's record.

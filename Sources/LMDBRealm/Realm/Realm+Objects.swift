@@ -41,9 +41,8 @@ extension Realm {
                 "Object is already managed by another Realm. Use create instead to copy it into this Realm.")
             return
         }
-        let info = ClassInfo.of(type(of: object))
-        let binding = try binding(for: info, create: true)!
-        try insert(object, info: info, binding: binding, update: update)
+        let binding = try binding(for: type(of: object), create: true)!
+        try insert(object, info: binding.classInfo, binding: binding, update: update)
     }
 
     /// Adds every object of `objects`, as ``add(_:update:)`` does each.
@@ -72,8 +71,8 @@ extension Realm {
         }
 
         // The key: the encoded primary key, or the next auto-assigned number.
-        let tableID = ObjectIdentifier(table)
-        var state = writeTableState[tableID] ?? WriteTableState()
+        var state = table.writeState
+        if state.writeID != writeID { state = WriteTableState(writeID: writeID) }
         keyScratch.removeAll(keepingCapacity: true)
         if let pk = info.primaryKeyColumn {
             let field = info.fields[pk]
@@ -117,7 +116,7 @@ extension Realm {
                 fileURL: file.url)
         }
         if appending { state.lastKey = keyScratch }
-        writeTableState[tableID] = state
+        table.writeState = state
         generation &+= 1
 
         object._realm = self
@@ -142,14 +141,15 @@ extension Realm {
         let binding = object._binding!
         let table = binding.table
         let record = object._record!
-        let columns = table.schema.properties.count
+        let size = object._recordSize
+        let columns = table.columnCount
         let fixed = table.fixedSizes[storedColumn]
         if let value, fixed > 0, value.count != Int(fixed) {
             preconditionFailure("A value of \(value.count) bytes does not fit column \(storedColumn) of '\(table.className)'")
         }
         recordWriter.begin(columns: columns)
         for c in 0..<columns {
-            recordWriter.append(c == storedColumn ? value : Record.field(record, column: c))
+            recordWriter.append(c == storedColumn ? value : table.field(record, size: size, column: c, in: file))
         }
         do {
             try recordWriter.withRecord { newRecord in
@@ -193,7 +193,7 @@ extension Realm {
         } catch {
             preconditionFailure("Cannot delete all objects of '\(file.url.path)': \(error)")
         }
-        writeTableState.removeAll(keepingCapacity: true)
+        for table in (try? allTables()) ?? [] { table.writeState = WriteTableState() }
         generation &+= 1
     }
 
@@ -215,14 +215,36 @@ extension Realm {
     /// ```swift
     /// let article = realm.object(ofType: Article.self, forPrimaryKey: "nyt://article/1")
     /// ```
-    public func object<Element: Object, KeyType>(ofType type: Element.Type, forPrimaryKey key: KeyType) -> Element? {
+    /// - Precondition: `type` has a primary key of `key`'s kind.
+    public func object<Element: Object, KeyType: _Persistable>(ofType type: Element.Type, forPrimaryKey key: KeyType) -> Element? {
         checkThread()
-        let info = ClassInfo.of(type)
+        guard let binding = bindingForReading(type) else { return nil }
+        let info = binding.classInfo
         guard let pk = info.primaryKeyColumn else {
             preconditionFailure("'\(info.schema.className)' does not have a primary key")
         }
         let property = info.schema.properties[pk]
-        guard let binding = bindingForReading(info) else { return nil }
+        precondition(
+            KeyType._rlmType == property.type,
+            "Invalid value '\(key)' of type '\(KeyType.self)' for '\(info.schema.className)' primary key '\(property.name)' of type '\(property.type.rawValue)'")
+        keyScratch.removeAll(keepingCapacity: true)
+        key._rlmWithBytes { KeyEncoding.append($0, type: property.type, to: &keyScratch) }
+        return lookUp(binding, as: Element.self)
+    }
+
+    /// The object of `type` whose primary key is `key`, or `nil`. One B-tree lookup.
+    ///
+    /// ```swift
+    /// let article = realm.object(ofType: Article.self, forPrimaryKey: "nyt://article/1")
+    /// ```
+    public func object<Element: Object, KeyType>(ofType type: Element.Type, forPrimaryKey key: KeyType) -> Element? {
+        checkThread()
+        guard let binding = bindingForReading(type) else { return nil }
+        let info = binding.classInfo
+        guard let pk = info.primaryKeyColumn else {
+            preconditionFailure("'\(info.schema.className)' does not have a primary key")
+        }
+        let property = info.schema.properties[pk]
         keyScratch.removeAll(keepingCapacity: true)
         if let value = key as? any _Persistable {
             precondition(
@@ -232,13 +254,18 @@ extension Realm {
         } else {
             preconditionFailure("Invalid value '\(key)' of type '\(KeyType.self)' for primary key '\(property.name)'")
         }
+        return lookUp(binding, as: Element.self)
+    }
+
+    /// The object stored under the key in `keyScratch`, or `nil`.
+    private func lookUp<Element: Object>(_ binding: TableBinding, as: Element.Type) -> Element? {
         guard keyScratch.count <= file.environment.maxKeySize else { return nil }
         let txn = readTransaction()
         let found: UnsafeRawBufferPointer?
         do {
             found = try keyScratch.withUnsafeBytes { try txn.get(binding.table.database.dbi, key: $0) }
         } catch {
-            preconditionFailure("Cannot read '\(info.schema.className)' from '\(file.url.path)': \(error)")
+            preconditionFailure("Cannot read '\(binding.table.className)' from '\(file.url.path)': \(error)")
         }
         guard let found else { return nil }
         return keyScratch.withUnsafeBytes { unsafeDowncast(makeObject(binding, key: $0, record: found), to: Element.self) }
@@ -247,9 +274,9 @@ extension Realm {
     /// The binding of a class for reading, or `nil` if the file has no such class yet.
     /// A stored class that differs stops the process: reads cannot throw, and a configuration
     /// that lists its `objectTypes` reports the mismatch as an error when the realm opens.
-    func bindingForReading(_ info: ClassInfo) -> TableBinding? {
+    func bindingForReading(_ type: Object.Type) -> TableBinding? {
         do {
-            return try binding(for: info, create: false)
+            return try binding(for: type, create: false)
         } catch {
             preconditionFailure("\(error)")
         }
@@ -269,13 +296,10 @@ extension Realm {
         return object
     }
 
-    /// Checks a record from disk before it is trusted; damage stops the process with a
-    /// message naming the file and class rather than letting a wrong value through.
+    /// Checks a record from disk before it is trusted.
     @inline(__always)
     func checkRecord(_ record: UnsafeRawBufferPointer, of table: Table) {
-        if let problem = Record.validate(record, fixedSizes: table.fixedSizes) {
-            preconditionFailure("The realm at '\(file.url.path)' is damaged: an object of '\(table.className)' has a bad record (\(problem))")
-        }
+        table.checkRecord(record, in: file)
     }
 }
 

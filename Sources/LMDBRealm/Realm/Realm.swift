@@ -1,5 +1,6 @@
 public import Dispatch
 import Foundation
+import Synchronization
 internal import LMDBKit
 
 /// A handle on a realm file, confined to the thread or serial queue that opened it.
@@ -29,26 +30,30 @@ public final class Realm {
 
     /// The snapshot read transaction; reset (holding no snapshot) between versions.
     private var snapshot: Transaction?
-    private var snapshotView: UnsafeTransaction
-    private var snapshotIsReset = false
+    @exclusivity(unchecked) private var snapshotView: UnsafeTransaction
+    @exclusivity(unchecked) private var snapshotIsReset = false
     private var snapshotID = 0
 
     /// The write transaction, between `beginWrite` and `commitWrite`/`cancelWrite`.
     private var writeTransaction: Transaction?
-    private var writeView: UnsafeTransaction?
+    @exclusivity(unchecked) private var writeView: UnsafeTransaction?
+    /// Identifies the current write, for per-table state kept in ``Table``.
+    private(set) var writeID: UInt64 = 0
     private var writeThread: pthread_t?
     /// Tables created by the current write, published to the file when it commits.
     private var pendingTables: [String: Table] = [:]
-    /// Per table, what the current write knows about its last key.
-    var writeTableState: [ObjectIdentifier: WriteTableState] = [:]
 
     /// Changes whenever pointers handed out earlier may have gone stale: a new snapshot, any
     /// change inside a write, the end of a write. Accessors compare it with their own.
-    @usableFromInline final var generation: UInt64 = 1
+    // Exclusivity is unchecked on the hot state below: a realm is confined to one thread or
+    // queue (checked on every entry), so the dynamic checks would only cost time.
+    @exclusivity(unchecked) @usableFromInline final var generation: UInt64 = 1
 
-    var bindings: [ObjectIdentifier: TableBinding] = [:]
-    var recordWriter = RecordWriter()
-    var keyScratch: [UInt8] = []
+    @exclusivity(unchecked) var bindings: [ObjectIdentifier: TableBinding] = [:]
+    /// The binding used last, checked before the dictionary.
+    @exclusivity(unchecked) var lastBinding: TableBinding?
+    @exclusivity(unchecked) var recordWriter = RecordWriter()
+    @exclusivity(unchecked) var keyScratch: [UInt8] = []
 
     /// Whether a queue-confined realm refreshes itself when another thread or process commits.
     public var autorefresh: Bool = true
@@ -280,8 +285,11 @@ public final class Realm {
             preconditionFailure("Cannot begin a write transaction on '\(file.url.path)': \(error)")
         }
         writeThread = pthread_self()
+        writeID = Realm.nextWriteID.add(1, ordering: .relaxed).newValue
         generation &+= 1
     }
+
+    private static let nextWriteID = Atomic<UInt64>(0)
 
     /// Commits the write transaction: its changes reach the disk and every other handle that
     /// refreshes.
@@ -293,7 +301,7 @@ public final class Realm {
         let txn = writeTransaction.take()!
         writeView = nil
         writeThread = nil
-        writeTableState.removeAll(keepingCapacity: true)
+        writeID = 0
         generation &+= 1
         do {
             try txn.commit()
@@ -311,7 +319,7 @@ public final class Realm {
         writeTransaction.take()!.abort()
         writeView = nil
         writeThread = nil
-        writeTableState.removeAll(keepingCapacity: true)
+        writeID = 0
         generation &+= 1
         dropPendingTables()
     }
@@ -320,6 +328,7 @@ public final class Realm {
         for table in pendingTables.values {
             bindings = bindings.filter { $0.value.table !== table }
         }
+        lastBinding = nil
         pendingTables.removeAll()
     }
 
@@ -354,7 +363,22 @@ public final class Realm {
     /// the table is made if the file has none.
     /// - Throws: ``Realm/Error/Code/schemaMismatch`` if the stored class differs.
     func binding(for info: ClassInfo, create: Bool) throws -> TableBinding? {
-        if let b = bindings[ObjectIdentifier(info.type)] { return b }
+        try binding(for: info.type, info: info, create: create)
+    }
+
+    /// As ``binding(for:create:)``, looking in this realm's caches before asking for the
+    /// class's description.
+    @inline(__always)
+    func binding(for type: Object.Type, info: ClassInfo? = nil, create: Bool) throws -> TableBinding? {
+        if let last = lastBinding, last.classInfo.type == type { return last }
+        if let b = bindings[ObjectIdentifier(type)] {
+            lastBinding = b
+            return b
+        }
+        return try resolveBinding(info ?? ClassInfo.of(type), create: create)
+    }
+
+    private func resolveBinding(_ info: ClassInfo, create: Bool) throws -> TableBinding? {
         if let types = configuration.objectTypes, !types.contains(where: { $0 == info.type }) {
             preconditionFailure(
                 "Object type '\(info.schema.className)' is not managed by the Realm. If using a custom `objectTypes` array, make sure all model classes are included.")
@@ -441,10 +465,3 @@ public final class Realm {
 @available(*, unavailable, message: "a Realm belongs to the thread or queue that opened it; open one per thread")
 extension Realm: Sendable {}
 
-/// What a write knows about a table's keys, to append in key order when it can.
-struct WriteTableState {
-    /// The largest key in the table, if known.
-    var lastKey: [UInt8]?
-    /// The next auto-assigned key, for classes without a primary key.
-    var nextAutoKey: UInt64?
-}

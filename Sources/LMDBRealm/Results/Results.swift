@@ -146,7 +146,7 @@ final class ResultsCore {
 
     /// The class's table binding, once the file has the class.
     func resolveBinding() -> TableBinding? {
-        if binding == nil { binding = realm.bindingForReading(info) }
+        if binding == nil { binding = realm.bindingForReading(info.type) }
         return binding
     }
 

@@ -12,6 +12,7 @@ final class ClassInfo: @unchecked Sendable {
 
     /// One persisted property's place in the Swift object.
     struct Field {
+        /// Where the wrapper's value sits in the object.
         let offset: Int
         let accessor: any PersistedField.Type
     }
@@ -46,7 +47,7 @@ final class ClassInfo: @unchecked Sendable {
             let property = Property(
                 name: f.name, type: f.accessor.valueType, isOptional: f.accessor.valueIsOptional,
                 isIndexed: options & 2 != 0, isPrimary: options & 1 != 0)
-            columns.append((Int(column), property, Field(offset: f.offset, accessor: f.accessor)))
+            columns.append((Int(column), property, Field(offset: f.offset + f.accessor.valueOffset, accessor: f.accessor)))
         }
         withExtendedLifetime(prototype) {}
         columns.sort { $0.column < $1.column }

@@ -6,18 +6,30 @@ import Foundation
 /// runs, so the wrappers of one object take 0, 1, 2 … and ``Object/init()`` resets the count
 /// for the next object. The count lives in thread-specific storage so objects can be created
 /// on many threads at once.
+@usableFromInline
 enum ColumnCounter {
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
-        let rc = pthread_key_create(&key, nil)
+        let rc = pthread_key_create(&key, { free($0) })
         precondition(rc == 0, "pthread_key_create failed: \(rc)")
         return key
     }()
 
+    /// This thread's counter, allocated on first use and freed when the thread exits.
     @inline(__always)
+    private static var counter: UnsafeMutablePointer<Int> {
+        if let p = pthread_getspecific(key) { return p.assumingMemoryBound(to: Int.self) }
+        let p = UnsafeMutablePointer<Int>.allocate(capacity: 1)
+        p.initialize(to: 0)
+        pthread_setspecific(key, p)
+        return p
+    }
+
+    @usableFromInline
     static func next() -> Int32 {
-        let n = Int(bitPattern: pthread_getspecific(key))
-        pthread_setspecific(key, UnsafeRawPointer(bitPattern: n + 1))
+        let p = counter
+        let n = p.pointee
+        p.pointee = n &+ 1
         return Int32(truncatingIfNeeded: n)
     }
 
@@ -25,8 +37,9 @@ enum ColumnCounter {
     @inline(__always)
     @discardableResult
     static func reset() -> Int {
-        let n = Int(bitPattern: pthread_getspecific(key))
-        if n != 0 { pthread_setspecific(key, nil) }
+        let p = counter
+        let n = p.pointee
+        p.pointee = 0
         return n
     }
 }

@@ -1,4 +1,5 @@
 internal import LMDBKit
+import Foundation
 
 /// One class's objects in one file: an LMDB database whose keys are the objects' keys (the
 /// encoded primary key, or an auto-assigned number) and whose values are their records.
@@ -6,14 +7,18 @@ internal import LMDBKit
 /// Keying the table by the primary key itself means a lookup by primary key is one B-tree
 /// descent, with no separate key-to-object index.
 final class Table: @unchecked Sendable {
-    // @unchecked Sendable: every stored property is a `let` set in init.
+    // @unchecked Sendable: every stored property but `writeState` is a `let` set in init.
+    // `writeState` is touched only by the thread holding the file's LMDB write lock, whose
+    // mutex orders one writer's accesses before the next writer's.
 
     let className: String
     /// The schema as stored in the file: the column order of the records.
     let schema: ObjectSchema
     let database: Database
     /// Per stored column, its fixed size in bytes, or 0 if it varies.
-    let fixedSizes: [Int32]
+    let fixedSizes: UnsafeMutableBufferPointer<Int32>
+    /// The number of stored columns.
+    let columnCount: Int
     /// The stored column of the primary key, if the class has one.
     let primaryKeyColumn: Int?
 
@@ -21,9 +26,40 @@ final class Table: @unchecked Sendable {
         self.className = schema.className
         self.schema = schema
         self.database = database
-        self.fixedSizes = schema.properties.map { Int32($0.type.fixedSize ?? 0) }
+        self.fixedSizes = .allocate(capacity: schema.properties.count)
+        _ = fixedSizes.initialize(from: schema.properties.map { Int32($0.type.fixedSize ?? 0) })
+        self.columnCount = schema.properties.count
         self.primaryKeyColumn = schema.properties.firstIndex { $0.isPrimary }
     }
+
+    deinit {
+        fixedSizes.deallocate()
+    }
+
+    /// The bytes of stored column `column` of `record`, checked; damage stops the process with
+    /// a message naming the file and class rather than letting a wrong value through.
+    @inline(__always)
+    func field(_ record: UnsafeRawPointer, size: Int, column: Int, in file: StoreFile) -> UnsafeRawBufferPointer? {
+        switch Record.field(record, size: size, column: column, fixedSize: fixedSizes[column]) {
+        case .value(let bytes): return bytes
+        case .null: return nil
+        case .damaged(let problem): damaged(problem, in: file)
+        }
+    }
+
+    /// Checks a record's header before it is trusted.
+    @inline(__always)
+    func checkRecord(_ record: UnsafeRawBufferPointer, in file: StoreFile) {
+        if let problem = Record.checkHeader(record, columns: columnCount) { damaged(problem, in: file) }
+    }
+
+    private func damaged(_ problem: String, in file: StoreFile) -> Never {
+        preconditionFailure("The realm at '\(file.url.path)' is damaged: an object of '\(className)' has a bad record (\(problem))")
+    }
+
+    /// What the current write knows about the table's keys, valid while `writeState.writeID`
+    /// is the writing realm's `writeID`.
+    var writeState = WriteTableState()
 
     /// The LMDB database name of a class's table.
     static func databaseName(for className: String) -> String { "class_" + className }
@@ -70,4 +106,14 @@ final class TableBinding: @unchecked Sendable {
     struct SchemaMismatch: Error {
         let lines: [String]
     }
+}
+
+/// What a write knows about a table's keys, to append in key order when it can.
+struct WriteTableState {
+    /// The write this state belongs to.
+    var writeID: UInt64 = 0
+    /// The largest key in the table, if known.
+    var lastKey: [UInt8]?
+    /// The next auto-assigned key, for classes without a primary key.
+    var nextAutoKey: UInt64?
 }

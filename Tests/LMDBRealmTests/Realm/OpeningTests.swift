@@ -1,0 +1,172 @@
+import Foundation
+import LMDBKit
+@_spi(Testing) import LMDBRealm
+import TestSupport
+import Testing
+
+/// Opening files the world can hand us: each bad case throws a coded error naming the file,
+/// and never crashes or yields a silently empty database.
+@Suite struct OpeningTests {
+    func expectError(_ code: Realm.Error.Code, naming url: URL, _ body: () throws -> Void) {
+        do {
+            try body()
+            Issue.record("expected Realm.Error.\(code)")
+        } catch let error as Realm.Error {
+            #expect(error.code == code, "\(error)")
+            #expect(error.message.contains(url.path), "message does not name the file: \(error.message)")
+            #expect(error.fileURL?.path == url.path)
+        } catch {
+            Issue.record("unexpected error \(error)")
+        }
+    }
+
+    @Test func missingFileOpenedReadOnlyThrowsFileNotFound() throws {
+        try withTemporaryDirectory { dir in
+            let url = dir.appendingPathComponent("missing.realm")
+            expectError(.fileNotFound, naming: url) { _ = try Realm(configuration: Realm.Configuration(fileURL: url, readOnly: true)) }
+            #expect(!FileManager.default.fileExists(atPath: url.path))
+        }
+    }
+
+    @Test func missingDirectoryThrowsFileNotFound() throws {
+        try withTemporaryDirectory { dir in
+            let url = dir.appendingPathComponent("no/such/dir/a.realm")
+            expectError(.fileNotFound, naming: url) { _ = try Realm(configuration: Realm.Configuration(fileURL: url)) }
+        }
+    }
+
+    @Test func directoryWithoutWriteAccessThrowsPermissionDenied() throws {
+        try withTemporaryDirectory { dir in
+            // Root ignores permission bits, so as root use a read-only file system instead.
+            let url: URL
+            if geteuid() == 0 {
+                url = URL(fileURLWithPath: "/sys/lmdbrealm-test.realm")
+            } else {
+                let locked = dir.appendingPathComponent("locked")
+                try FileManager.default.createDirectory(at: locked, withIntermediateDirectories: true)
+                try FileManager.default.setAttributes([.posixPermissions: 0o500], ofItemAtPath: locked.path)
+                url = locked.appendingPathComponent("a.realm")
+            }
+            expectError(.filePermissionDenied, naming: url) { _ = try Realm(configuration: Realm.Configuration(fileURL: url)) }
+        }
+    }
+
+    @Test func fileOfAnotherFormatThrowsInvalidDatabase() throws {
+        try withTemporaryDirectory { dir in
+            let url = dir.appendingPathComponent("text.realm")
+            try Data(String(repeating: "this is not a database\n", count: 5000).utf8).write(to: url)
+            let before = try Data(contentsOf: url)
+            expectError(.invalidDatabase, naming: url) { _ = try Realm(configuration: Realm.Configuration(fileURL: url)) }
+            #expect((try? Data(contentsOf: url)) == before, "a failed open must not change the file")
+        }
+    }
+
+    @Test func lmdbFileOfAnotherProgramThrowsInvalidDatabase() throws {
+        try withTemporaryDirectory { dir in
+            let url = dir.appendingPathComponent("other.mdb")
+            try makeForeignLMDBFile(at: url.path)
+            expectError(.invalidDatabase, naming: url) { _ = try Realm(configuration: Realm.Configuration(fileURL: url)) }
+        }
+    }
+
+    @Test func zeroLengthFileThrowsInvalidDatabase() throws {
+        try withTemporaryDirectory { dir in
+            let url = dir.appendingPathComponent("empty.realm")
+            _ = FileManager.default.createFile(atPath: url.path, contents: Data())
+            expectError(.invalidDatabase, naming: url) { _ = try Realm(configuration: Realm.Configuration(fileURL: url)) }
+            #expect((try? Data(contentsOf: url))?.isEmpty == true, "the empty file must stay as it was")
+        }
+    }
+
+    @Test func truncatedFileThrowsInvalidDatabase() throws {
+        try withTemporaryDirectory { dir in
+            let config = makeConfiguration(dir, types: [Article.self])
+            do {
+                let realm = try Realm(configuration: config)
+                try realm.write {
+                    for i in 0..<2000 { try realm.add(Article(id: "a\(i)", wordCount: i)) }
+                }
+            }
+            let url = config.fileURL!
+            let full = try Data(contentsOf: url)
+            for cut in [full.count / 2, 8192 + 100, 3000] {
+                try full.prefix(cut).write(to: url)
+                expectError(.invalidDatabase, naming: url) { _ = try Realm(configuration: config) }
+            }
+        }
+    }
+
+    @Test func directoryPathThrowsFileAccess() throws {
+        try withTemporaryDirectory { dir in
+            expectError(.fileAccess, naming: dir) { _ = try Realm(configuration: Realm.Configuration(fileURL: dir)) }
+        }
+    }
+
+    @Test func createdFileIsPrivateToItsOwner() throws {
+        try withTemporaryDirectory { dir in
+            let config = makeConfiguration(dir)
+            _ = try Realm(configuration: config)
+            let mode = try FileManager.default.attributesOfItem(atPath: config.fileURL!.path)[.posixPermissions] as? NSNumber
+            #expect(mode?.intValue == 0o600)
+        }
+    }
+
+    @Test func readOnlyRealmReadsExistingData() throws {
+        try withTemporaryDirectory { dir in
+            let config = makeConfiguration(dir, types: [Article.self])
+            do {
+                let realm = try Realm(configuration: config)
+                try realm.write { try realm.add(Article(id: "kept")) }
+            }
+            var readOnly = config
+            readOnly.readOnly = true
+            let realm = try Realm(configuration: readOnly)
+            #expect(realm.objects(Article.self).count == 1)
+            #expect(realm.object(ofType: Article.self, forPrimaryKey: "kept")?.url == "https://example.com/kept")
+        }
+    }
+
+    @Test func sameFileWithConflictingConfigurationThrows() throws {
+        try withTemporaryDirectory { dir in
+            let config = makeConfiguration(dir)
+            let realm = try Realm(configuration: config)
+            var other = config
+            other.maximumFileSize = 1 << 20
+            do {
+                _ = try Realm(configuration: other)
+                Issue.record("expected an error")
+            } catch let error as Realm.Error {
+                #expect(error.code == .fileAccess)
+                #expect(error.message.contains("different configuration"))
+            }
+            withExtendedLifetime(realm) {}
+        }
+    }
+
+    @Test func deleteFilesRemovesTheFileAndRefusesWhileOpen() throws {
+        try withTemporaryDirectory { dir in
+            let config = makeConfiguration(dir)
+            do {
+                let realm = try Realm(configuration: config)
+                #expect(throws: Realm.Error.self) { try Realm.deleteFiles(for: config) }
+                withExtendedLifetime(realm) {}
+            }
+            #expect(try Realm.deleteFiles(for: config))
+            #expect(!FileManager.default.fileExists(atPath: config.fileURL!.path))
+            #expect(!FileManager.default.fileExists(atPath: config.fileURL!.path + "-lock"))
+            #expect(try !Realm.deleteFiles(for: config))
+        }
+    }
+
+    @Test func defaultConfigurationUsesDefaultRealmInTheCurrentDirectory() {
+        let url = Realm.Configuration.defaultConfiguration.fileURL
+        #expect(url == nil || url!.lastPathComponent == "default.realm")
+    }
+}
+
+/// Writes an LMDB file as some other program would: a named database of its own.
+func makeForeignLMDBFile(at path: String) throws {
+    let env = try Environment.open(path: path)
+    let db = try env.createDatabase(named: "something-else")
+    try env.write { txn in try txn.put(Array("value".utf8), forKey: Array("key".utf8), in: db) }
+}

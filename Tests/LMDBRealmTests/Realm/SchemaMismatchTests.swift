@@ -1,0 +1,138 @@
+import Foundation
+import LMDBRealm
+import TestSupport
+import Testing
+
+// Two versions of one model, as two releases of a program would declare it. Each module
+// stores a class under its bare name, so `className()` makes these the same class.
+final class ProfileV1: Object {
+    @Persisted(primaryKey: true) var id: Int
+    @Persisted var name = ""
+    @Persisted var age = 0
+    @Persisted var email = ""
+    override class func className() -> String { "Profile" }
+}
+
+final class ProfileV2: Object {
+    @Persisted(primaryKey: true) var id: Int
+    @Persisted var name: String?  // made optional
+    @Persisted var age = ""  // type changed
+    @Persisted var nickname = ""  // added; email removed
+    override class func className() -> String { "Profile" }
+}
+
+/// The same properties as ProfileV1 in another order, and an index added: no mismatch.
+final class ProfileReordered: Object {
+    @Persisted var email = ""
+    @Persisted(indexed: true) var age = 0
+    @Persisted(primaryKey: true) var id: Int
+    @Persisted var name = ""
+    override class func className() -> String { "Profile" }
+}
+
+@Suite struct SchemaMismatchTests {
+    @Test func changedClassThrowsListingEveryDifference() throws {
+        try withTemporaryDirectory { dir in
+            do {
+                let realm = try Realm(configuration: makeConfiguration(dir, types: [ProfileV1.self]))
+                try realm.write {
+                    let p = ProfileV1()
+                    p.id = 1
+                    try realm.add(p)
+                }
+            }
+            let url = dir.appendingPathComponent("test.realm")
+            let before = try Data(contentsOf: url)
+            do {
+                _ = try Realm(configuration: makeConfiguration(dir, types: [ProfileV2.self]))
+                Issue.record("expected a schema mismatch")
+            } catch let error as Realm.Error {
+                #expect(error.code == .schemaMismatch)
+                #expect(error.message.contains("Property 'Profile.nickname' has been added."))
+                #expect(error.message.contains("Property 'Profile.email' has been removed."))
+                #expect(error.message.contains("Property 'Profile.age' has been changed from 'int' to 'string'."))
+                #expect(error.message.contains("Property 'Profile.name' has been made optional."))
+            }
+            #expect(try Data(contentsOf: url) == before, "a refused open must not change the file")
+        }
+    }
+
+    @Test func catchMatchesTheCode() throws {
+        try withTemporaryDirectory { dir in
+            _ = try Realm(configuration: makeConfiguration(dir, types: [ProfileV1.self]))
+            var matched = false
+            do {
+                _ = try Realm(configuration: makeConfiguration(dir, types: [ProfileV2.self]))
+            } catch Realm.Error.schemaMismatch {
+                matched = true
+            }
+            #expect(matched)
+        }
+    }
+
+    @Test func reorderedPropertiesAreNoMismatchAndReadTheRightColumns() throws {
+        try withTemporaryDirectory { dir in
+            do {
+                let realm = try Realm(configuration: makeConfiguration(dir, types: [ProfileV1.self]))
+                try realm.write {
+                    let p = ProfileV1()
+                    p.id = 7
+                    p.name = "Ada"
+                    p.age = 36
+                    p.email = "ada@example.com"
+                    try realm.add(p)
+                }
+            }
+            let realm = try Realm(configuration: makeConfiguration(dir, types: [ProfileReordered.self]))
+            let p = try #require(realm.object(ofType: ProfileReordered.self, forPrimaryKey: 7))
+            #expect(p.name == "Ada" && p.age == 36 && p.email == "ada@example.com")
+            try realm.write {
+                p.age = 37
+                let q = ProfileReordered()
+                q.id = 8
+                q.name = "Grace"
+                q.email = "grace@example.com"
+                q.age = 85
+                try realm.add(q)
+            }
+            #expect(realm.object(ofType: ProfileReordered.self, forPrimaryKey: 7)?.age == 37)
+            let q = try #require(realm.object(ofType: ProfileReordered.self, forPrimaryKey: 8))
+            #expect(q.name == "Grace" && q.age == 85 && q.email == "grace@example.com")
+        }
+    }
+
+    @Test func newClassesAreAddedToAnExistingFile() throws {
+        try withTemporaryDirectory { dir in
+            do {
+                let realm = try Realm(configuration: makeConfiguration(dir, types: [ProfileV1.self]))
+                try realm.write { try realm.add(ProfileV1()) }
+            }
+            let realm = try Realm(configuration: makeConfiguration(dir, types: [ProfileV1.self, Article.self]))
+            try realm.write { try realm.add(Article(id: "new")) }
+            #expect(realm.objects(Article.self).count == 1)
+            #expect(realm.objects(ProfileV1.self).count == 1)
+        }
+    }
+
+    @Test func classesRegisterOnFirstUseWithoutObjectTypes() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: makeConfiguration(dir))
+            #expect(realm.objects(Article.self).isEmpty)
+            #expect(realm.object(ofType: Article.self, forPrimaryKey: "none") == nil)
+            try realm.write { try realm.add(Article(id: "first")) }
+            #expect(realm.objects(Article.self).count == 1)
+        }
+    }
+
+    @Test func aClassAddedInACancelledWriteIsGone() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: makeConfiguration(dir))
+            realm.beginWrite()
+            try realm.add(LogEntry())
+            realm.cancelWrite()
+            #expect(realm.objects(LogEntry.self).isEmpty)
+            try realm.write { try realm.add(LogEntry()) }
+            #expect(realm.objects(LogEntry.self).count == 1)
+        }
+    }
+}

@@ -1,0 +1,87 @@
+public import Foundation
+@_spi(Testing) import LMDBKit
+public import Testing
+
+/// Runs `body` with a new, empty directory of its own, then checks that nothing `body` opened
+/// in it is still open (no environment, so no transaction or reader slot of this process) and
+/// removes it.
+///
+/// ```swift
+/// @Test func roundTrip() throws {
+///     try withTemporaryDirectory { dir in
+///         let realm = try Realm(configuration: .init(fileURL: dir.appendingPathComponent("a.realm")))
+///         …
+///     }
+/// }
+/// ```
+public func withTemporaryDirectory<R>(
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: (URL) throws -> R
+) throws -> R {
+    let url = try makeTemporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: url) }
+    let result = try body(url)
+    expectNothingOpen(in: url, sourceLocation: sourceLocation)
+    return result
+}
+
+/// The `async` form of ``withTemporaryDirectory(sourceLocation:_:)``.
+public func withTemporaryDirectory<R>(
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: (URL) async throws -> R
+) async throws -> R {
+    let url = try makeTemporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: url) }
+    let result = try await body(url)
+    expectNothingOpen(in: url, sourceLocation: sourceLocation)
+    return result
+}
+
+/// A new empty directory under the system's temporary directory.
+public func makeTemporaryDirectory() throws -> URL {
+    let url = FileManager.default.temporaryDirectory
+        .appendingPathComponent("lmdbrealm-tests")
+        .appendingPathComponent(UUID().uuidString)
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    // Resolve symbolic links so paths compare equal to the registry's real paths.
+    return URL(fileURLWithPath: url.resolvingSymlinksInPath().path)
+}
+
+/// Records an issue for every environment still open under `directory`.
+public func expectNothingOpen(in directory: URL, sourceLocation: SourceLocation = #_sourceLocation) {
+    let prefix = directory.resolvingSymlinksInPath().path + "/"
+    let open = Environment.openPaths.filter { $0.hasPrefix(prefix) }
+    #expect(open.isEmpty, "still open at the end of the test: \(open)", sourceLocation: sourceLocation)
+}
+
+/// The number of file descriptors this process has open.
+public func openFileDescriptorCount() -> Int {
+    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
+}
+
+/// The executable `name` built beside the test bundle (a product of this package).
+public func builtExecutable(named name: String) -> URL {
+    let me = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+    var dir = me.deletingLastPathComponent()
+    // The test binary may sit inside a .xctest bundle directory.
+    while dir.path != "/" {
+        let candidate = dir.appendingPathComponent(name)
+        if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        dir = dir.deletingLastPathComponent()
+    }
+    return me.deletingLastPathComponent().appendingPathComponent(name)
+}
+
+/// Runs `executable` with `arguments`, waits for it, and returns its exit status and output.
+public func run(_ executable: URL, _ arguments: [String]) throws -> (status: Int32, output: String) {
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = pipe
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+}
