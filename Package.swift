@@ -22,7 +22,6 @@ let package = Package(
         .target(
             name: "LMDBRealm",
             dependencies: ["LMDBKit"],
-            exclude: ["LMDBRealm.docc"],
             swiftSettings: strict
         ),
         .executableTarget(

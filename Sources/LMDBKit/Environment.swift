@@ -131,10 +131,15 @@ public final class Environment: @unchecked Sendable {
         Environment.registry.close { mdb_env_close(handle) }
     }
 
-    /// The real path of `path`: symbolic links and `.`/`..` resolved in its directory, so two
-    /// spellings of one file share one environment. The file itself need not exist yet.
+    /// The real path of `path`: symbolic links and `.`/`..` resolved, so two spellings of one
+    /// file share one environment. The file itself need not exist yet; if it does not, only
+    /// its directory is resolved.
     static func canonicalPath(_ path: String) -> String {
         let url = URL(fileURLWithPath: path).standardizedFileURL
+        if let resolved = realpath(url.path, nil) {
+            defer { free(resolved) }
+            return String(cString: resolved)
+        }
         let directory = url.deletingLastPathComponent().path
         guard let resolved = realpath(directory, nil) else { return url.path }
         defer { free(resolved) }
