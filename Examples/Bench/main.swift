@@ -198,6 +198,24 @@ if let op = ProcessInfo.processInfo.environment["BENCH_PROFILE"] {
     // operation repeated; scans and gets reuse one loaded file.
     if op == "insert" {
         for round in 0..<rounds { try realmRound(round) }
+    } else if op == "construct" {
+        // The user's side of an insert alone: creating and filling unmanaged objects.
+        for _ in 0..<rounds {
+            var keep: [Article] = []
+            keep.reserveCapacity(rows.count)
+            realmTimes[op, default: []].append(seconds {
+                for row in rows {
+                    let a = Article()
+                    a.id = row.id
+                    a.url = row.url
+                    a.leadParagraph = row.lead
+                    a.section = row.section
+                    a.pubDate = row.pubDate
+                    a.wordCount = row.wordCount
+                    keep.append(a)
+                }
+            })
+        }
     } else {
         let config = Realm.Configuration(fileURL: directory.appendingPathComponent("profile.realm"), objectTypes: [Article.self])
         let realm = try Realm(configuration: config)

@@ -19,7 +19,8 @@ public struct Cursor: ~Copyable {
     /// The corresponding LMDB function is `mdb_cursor_open`.
     package init(transaction: UnsafeTransaction, dbi: UInt32) throws {
         var cursor: OpaquePointer?
-        try check(mdb_cursor_open(transaction.handle, MDB_dbi(dbi), &cursor), "mdb_cursor_open")
+        let rc = mdb_cursor_open(transaction.handle, MDB_dbi(dbi), &cursor)
+        if rc != MDB_SUCCESS { try transaction.poisoned(rc, "mdb_cursor_open") }
         self.handle = cursor!
         self.transaction = transaction
     }
@@ -36,7 +37,7 @@ public struct Cursor: ~Copyable {
         var v = MDB_val()
         let rc = mdb_cursor_get(handle, &k, &v, op)
         if rc == MDB_NOTFOUND { return nil }
-        try check(rc, "mdb_cursor_get")
+        if rc != MDB_SUCCESS { try transaction.poisoned(rc, "mdb_cursor_get") }
         return Entry(
             key: UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
             value: UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
@@ -63,7 +64,8 @@ public struct Cursor: ~Copyable {
     /// (`mdb_cursor_count`).
     public func valueCount() throws -> Int {
         var count = 0
-        try check(mdb_cursor_count(handle, &count), "mdb_cursor_count")
+        let rc = mdb_cursor_count(handle, &count)
+        if rc != MDB_SUCCESS { try transaction.poisoned(rc, "mdb_cursor_count") }
         return count
     }
 
@@ -72,12 +74,14 @@ public struct Cursor: ~Copyable {
     public func put(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, flags: PutFlags = []) throws {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
-        try check(mdb_cursor_put(handle, &k, &v, flags.rawValue), "mdb_cursor_put")
+        let rc = mdb_cursor_put(handle, &k, &v, flags.rawValue)
+        if rc != MDB_SUCCESS { try transaction.poisoned(rc, "mdb_cursor_put") }
     }
 
     /// Deletes the entry under the cursor (`mdb_cursor_del`).
     public func deleteCurrent() throws {
-        try check(mdb_cursor_del(handle, 0), "mdb_cursor_del")
+        let rc = mdb_cursor_del(handle, 0)
+        if rc != MDB_SUCCESS { try transaction.poisoned(rc, "mdb_cursor_del") }
     }
 
     /// Calls `body` with each entry whose key lies in `lower ..< upper` (`nil` bounds are
@@ -86,6 +90,9 @@ public struct Cursor: ~Copyable {
         from lower: [UInt8]? = nil, to upper: [UInt8]? = nil, reverse: Bool = false,
         _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
     ) throws {
+        // No key is less than the empty key, and LMDB cannot seek to it.
+        let lower = lower?.isEmpty == true ? nil : lower
+        if upper?.isEmpty == true { return }
         if !reverse {
             var entry = try lower.map { l in try l.withUnsafeBytes { try seek(atLeast: $0) } } ?? first()
             while let e = entry {
@@ -109,15 +116,15 @@ public struct Cursor: ~Copyable {
     }
 }
 
-/// Byte-wise comparison, LMDB's default key order.
-@inline(__always)
-func compare(_ a: UnsafeRawBufferPointer, _ b: [UInt8]) -> Int {
-    b.withUnsafeBytes { b in
-        let n = min(a.count, b.count)
-        if n > 0 {
-            let c = memcmp(a.baseAddress!, b.baseAddress!, n)
-            if c != 0 { return Int(c) }
+/// Compares `a` with `b` in the key order of the cursor's database (`mdb_cmp`), which is not
+/// byte-wise for `integerKey` and `reverseKey` databases.
+extension Cursor {
+    @inline(__always)
+    func compare(_ a: UnsafeRawBufferPointer, _ b: [UInt8]) -> Int32 {
+        b.withUnsafeBytes { b in
+            var x = MDB_val(mv_size: a.count, mv_data: UnsafeMutableRawPointer(mutating: a.baseAddress))
+            var y = MDB_val(mv_size: b.count, mv_data: UnsafeMutableRawPointer(mutating: b.baseAddress))
+            return mdb_cmp(transaction.handle, mdb_cursor_dbi(handle), &x, &y)
         }
-        return a.count - b.count
     }
 }

@@ -6,14 +6,17 @@ extension Environment {
     static let registry = Registry()
 
     final class Registry: @unchecked Sendable {
-        // @unchecked Sendable: `entries` is only read or written while `lock` is held.
-        // Recursive: an environment's deinit closes its file under this lock (see `close`), and
-        // that deinit may run while this thread already holds it.
-        private let lock = NSRecursiveLock()
-        private var entries: [String: WeakEnvironment] = [:]
+        // @unchecked Sendable: `entries` and every `Slot` are only read or written while
+        // `lock` is held.
+        private let lock = NSCondition()
+        private var entries: [String: Slot] = [:]
 
-        struct WeakEnvironment {
+        /// One open of a path: the environment while it lives, and whether its file has been
+        /// closed since. A weak reference turns nil as soon as the environment starts to die,
+        /// before its deinit has closed the file; `closed` covers that window.
+        final class Slot {
             weak var environment: Environment?
+            var closed = false
         }
 
         func environment(
@@ -23,25 +26,40 @@ extension Environment {
         ) throws -> Environment {
             lock.lock()
             defer { lock.unlock() }
-            if let existing = entries[path]?.environment {
-                guard compatible(existing) else {
-                    throw LMDBError(code: LMDBError.optionsConflict.code, context: "opening \(path)")
+            if let slot = entries[path] {
+                if let existing = slot.environment {
+                    // Kept alive to the end of the scope, so its last release (and so its
+                    // deinit, which takes this lock) cannot happen while the lock is held.
+                    return try withExtendedLifetime(existing) {
+                        guard compatible(existing) else {
+                            throw LMDBError(code: LMDBError.optionsConflict.code, context: "opening \(path)")
+                        }
+                        return existing
+                    }
                 }
-                return existing
+                // The last owner is letting go: wait until its file is closed, so the process's
+                // POSIX locks on the lock file are not released under the new environment.
+                while !slot.closed { lock.wait() }
             }
             // Opened under the lock: two threads racing to open one file must not both call
             // mdb_env_open on it.
             let env = try create()
-            entries[path] = WeakEnvironment(environment: env)
+            let slot = Slot()
+            slot.environment = env
+            env.slot = slot
+            entries[path] = slot
             if entries.count > 64 { entries = entries.filter { $0.value.environment != nil } }
             return env
         }
 
-        /// Runs `body` (the mdb_env_close of a dying environment) under the registry lock, so a
-        /// new open of the same file cannot overlap the close: closing releases the process's
-        /// POSIX locks on the lock file, and they must not be the new environment's.
-        func close(_ body: () -> Void) {
-            lock.withLock(body)
+        /// Runs `body` (the mdb_env_close of a dying environment) under the registry lock and
+        /// marks its slot closed, so a new open of the same file waits for the close.
+        func close(_ slot: Slot, _ body: () -> Void) {
+            lock.lock()
+            body()
+            slot.closed = true
+            lock.broadcast()
+            lock.unlock()
         }
 
         /// The paths open in this process now.

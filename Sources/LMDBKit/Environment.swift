@@ -126,9 +126,17 @@ public final class Environment: @unchecked Sendable {
         try check(mdb_reader_check(handle, &dead), "mdb_reader_check on \(path)")
     }
 
+    /// The registry's record of this environment; `nil` until the open succeeds.
+    var slot: Registry.Slot?
+
     deinit {
         let handle = self.handle
-        Environment.registry.close { mdb_env_close(handle) }
+        if let slot {
+            Environment.registry.close(slot) { mdb_env_close(handle) }
+        } else {
+            // A failed open, still inside the registry's lock: nobody else knows this handle.
+            mdb_env_close(handle)
+        }
     }
 
     /// The real path of `path`: symbolic links and `.`/`..` resolved, so two spellings of one
@@ -233,6 +241,13 @@ public final class Environment: @unchecked Sendable {
         // lmdb.h: "A transaction that uses this function must finish (either commit or abort)
         // before any other transaction in the process may use this function." The short
         // transaction below runs under `dbiLock` for exactly that reason.
+        if let owner = lock.withLock({ dbiLockOwner }), pthread_equal(owner, pthread_self()) != 0 {
+            // lmdb.h: the write transaction on this thread has opened database handles that are
+            // "private to the current transaction" until it commits; another transaction opening
+            // one now would be handed the same slot.
+            preconditionFailure(
+                "Environment.database(named:) was called while this thread's write transaction opens databases; use Transaction.openDatabase(named:) inside the write")
+        }
         dbiLock.lock()
         defer { dbiLock.unlock() }
         if let db = lock.withLock({ databases[name] }) { return db }
@@ -249,6 +264,12 @@ public final class Environment: @unchecked Sendable {
     }
 
     let dbiLock = NSRecursiveLock()
+    /// The thread whose write transaction holds `dbiLock`, guarded by `lock`.
+    var dbiLockOwner: pthread_t?
+
+    func setDBILockOwner(_ owner: pthread_t?) {
+        lock.withLock { dbiLockOwner = owner }
+    }
 
     func publish(_ db: Database) -> Database {
         lock.withLock {
@@ -260,10 +281,6 @@ public final class Environment: @unchecked Sendable {
 
     func cachedDatabase(named name: String) -> Database? {
         lock.withLock { databases[name] }
-    }
-
-    func forgetDatabase(named name: String) {
-        lock.withLock { databases[name] = nil }
     }
 
     // MARK: - Transaction accounting and map growth

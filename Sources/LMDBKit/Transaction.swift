@@ -103,7 +103,8 @@ public struct Transaction: ~Copyable {
 
     private static func finish(state: State, environment: Environment, committed: Bool) {
         if state.holdsDBILock {
-            if !committed { for db in state.created { environment.forgetDatabase(named: db.name) } }
+            if committed { for db in state.created { _ = environment.publish(db) } }
+            environment.setDBILockOwner(nil)
             environment.dbiLock.unlock()
         }
         if !state.isReset { environment.leaveTransaction() }
@@ -156,18 +157,35 @@ public struct Transaction: ~Copyable {
     /// The corresponding LMDB function is `mdb_dbi_open`.
     public func createDatabase(named name: String, flags: Database.Flags = []) throws -> Database {
         precondition(!isReadOnly, "createDatabase(named:) needs a write transaction")
+        return try openDatabase(named: name, flags: flags.rawValue | UInt32(MDB_CREATE))!
+    }
+
+    /// Opens the existing named database `name` inside this write transaction, or returns
+    /// `nil` if there is none. Use it instead of ``Environment/database(named:)`` while a write
+    /// transaction on this thread creates databases. The corresponding LMDB function is
+    /// `mdb_dbi_open`.
+    public func openDatabase(named name: String) throws -> Database? {
+        precondition(!isReadOnly, "openDatabase(named:) needs a write transaction")
+        return try openDatabase(named: name, flags: 0)
+    }
+
+    private func openDatabase(named name: String, flags: UInt32) throws -> Database? {
         if let db = environment.cachedDatabase(named: name) { return db }
+        if let db = state.created.first(where: { $0.name == name }) { return db }
         if !state.holdsDBILock {
             // lmdb.h: a transaction that opens a database handle "must finish (either commit
             // or abort) before any other transaction in the process may use this function."
             environment.dbiLock.lock()
             state.holdsDBILock = true
+            environment.setDBILockOwner(pthread_self())
         }
         var dbi = MDB_dbi()
-        try check(
-            mdb_dbi_open(handle, name, flags.rawValue | UInt32(MDB_CREATE), &dbi),
-            "creating database '\(name)' in \(environment.path)")
-        let db = environment.publish(Database(dbi: dbi, name: name))
+        let rc = mdb_dbi_open(handle, name, flags, &dbi)
+        if rc == MDB_NOTFOUND && flags & UInt32(MDB_CREATE) == 0 { return nil }
+        if rc != MDB_SUCCESS { try unsafe.poisoned(rc, "opening database '\(name)' in \(environment.path)") }
+        // Published to the environment when this transaction commits: until then no other
+        // transaction can use the handle (lmdb.h: it is "private to the current transaction").
+        let db = Database(dbi: dbi, name: name)
         state.created.append(db)
         return db
     }

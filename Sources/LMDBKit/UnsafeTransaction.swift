@@ -17,7 +17,7 @@ package struct UnsafeTransaction {
 
     /// Remembers the first error that left the transaction unusable and rethrows it; later
     /// operations throw it again instead of LMDB's `MDB_BAD_TXN`.
-    private func poisoned(_ rc: Int32, _ operation: @autoclosure () -> String) throws -> Never {
+    func poisoned(_ rc: Int32, _ operation: @autoclosure () -> String) throws -> Never {
         if let poison = state.poison { throw poison }
         do {
             try fail(rc, operation())
@@ -91,7 +91,8 @@ package struct UnsafeTransaction {
     /// The corresponding LMDB function is `mdb_stat`.
     package func statistics(_ dbi: UInt32) throws -> Database.Statistics {
         var stat = MDB_stat()
-        try check(mdb_stat(handle, MDB_dbi(dbi), &stat), "mdb_stat")
+        let rc = mdb_stat(handle, MDB_dbi(dbi), &stat)
+        if rc != MDB_SUCCESS { try poisoned(rc, "mdb_stat") }
         return Database.Statistics(
             entries: stat.ms_entries, depth: Int(stat.ms_depth), branchPages: stat.ms_branch_pages,
             leafPages: stat.ms_leaf_pages, overflowPages: stat.ms_overflow_pages)

@@ -54,6 +54,16 @@ public func expectNothingOpen(in directory: URL, sourceLocation: SourceLocation 
     #expect(open.isEmpty, "still open at the end of the test: \(open)", sourceLocation: sourceLocation)
 }
 
+/// The number of file descriptors this process has open on files under `directory`
+/// (other tests running in parallel open and close their own).
+public func openFileDescriptorCount(under directory: URL) -> Int {
+    let prefix = directory.resolvingSymlinksInPath().path + "/"
+    let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+    return fds.filter { fd in
+        ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + fd)) ?? "").hasPrefix(prefix)
+    }.count
+}
+
 /// The number of file descriptors this process has open.
 public func openFileDescriptorCount() -> Int {
     (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1

@@ -75,49 +75,73 @@ enum Record {
 
 /// Builds records into one reusable buffer, so encoding an object allocates nothing once the
 /// buffer has grown to fit.
-struct RecordWriter {
-    private(set) var bytes: [UInt8] = []
+final class RecordWriter {
+    private var buffer: UnsafeMutableRawPointer
+    private var capacity: Int
+    private var count = 0
     private var columns = 0
     private var column = 0
-    private var dataEnd: UInt32 = 0
+    private var dataStart = 0
+
+    init(capacity: Int = 4096) {
+        self.capacity = capacity
+        buffer = .allocate(byteCount: capacity, alignment: 8)
+    }
+
+    deinit {
+        buffer.deallocate()
+    }
+
+    @inline(__always)
+    private func reserve(_ extra: Int) {
+        if count + extra > capacity { grow(count + extra) }
+    }
+
+    private func grow(_ needed: Int) {
+        var newCapacity = capacity * 2
+        while newCapacity < needed { newCapacity *= 2 }
+        let newBuffer = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 8)
+        newBuffer.copyMemory(from: buffer, byteCount: count)
+        buffer.deallocate()
+        buffer = newBuffer
+        capacity = newCapacity
+    }
 
     /// Starts a record of `columns` columns, discarding the previous one.
-    mutating func begin(columns: Int) {
+    func begin(columns: Int) {
         self.columns = columns
         column = 0
-        dataEnd = 0
-        bytes.removeAll(keepingCapacity: true)
-        bytes.append(Record.version)
-        bytes.append(0)
-        bytes.append(UInt8(truncatingIfNeeded: columns))
-        bytes.append(UInt8(truncatingIfNeeded: columns >> 8))
-        bytes.append(contentsOf: repeatElement(0, count: 4 * columns))
+        count = 0
+        let header = Record.headerSize(columns: columns)
+        reserve(header)
+        buffer.storeBytes(of: Record.version, toByteOffset: 0, as: UInt8.self)
+        buffer.storeBytes(of: 0, toByteOffset: 1, as: UInt8.self)
+        buffer.storeBytes(of: UInt16(truncatingIfNeeded: columns).littleEndian, toByteOffset: 2, as: UInt16.self)
+        count = header
+        dataStart = header
     }
 
     /// Appends the next column's bytes, or a null.
-    mutating func append(_ field: UnsafeRawBufferPointer?) {
+    @inline(__always)
+    func append(_ field: UnsafeRawBufferPointer?) {
         precondition(column < columns, "record has more fields than columns")
         var entry: UInt32
         if let field {
-            bytes.append(contentsOf: field)
-            dataEnd += UInt32(field.count)
-            entry = dataEnd
+            let n = field.count
+            reserve(n)
+            if n > 0 { (buffer + count).copyMemory(from: field.baseAddress!, byteCount: n) }
+            count += n
+            entry = UInt32(count - dataStart)
         } else {
-            entry = dataEnd | Record.nullBit
+            entry = UInt32(count - dataStart) | Record.nullBit
         }
-        entry = entry.littleEndian
-        let at = 4 + 4 * column
-        withUnsafeBytes(of: entry) { e in
-            bytes.withUnsafeMutableBytes { b in
-                b.baseAddress!.advanced(by: at).copyMemory(from: e.baseAddress!, byteCount: 4)
-            }
-        }
+        buffer.storeBytes(of: entry.littleEndian, toByteOffset: 4 + 4 * column, as: UInt32.self)
         column += 1
     }
 
     /// The finished record.
     func withRecord<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         precondition(column == columns, "record has \(column) of its \(columns) fields")
-        return try bytes.withUnsafeBytes(body)
+        return try body(UnsafeRawBufferPointer(start: buffer, count: count))
     }
 }

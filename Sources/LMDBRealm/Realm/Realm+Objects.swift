@@ -59,14 +59,14 @@ extension Realm {
         recordWriter.begin(columns: columns)
         if binding.isIdentity {
             for field in info.fields {
-                field.accessor.withValueBytes(at: base + field.offset) { recordWriter.append($0) }
+                field.accessor.encodeValue(at: base + field.offset, into: recordWriter)
             }
         } else {
             var declared = [Int](repeating: 0, count: columns)
             for d in 0..<columns { declared[binding.storedColumn(Int32(d))] = d }
             for s in 0..<columns {
                 let field = info.fields[declared[s]]
-                field.accessor.withValueBytes(at: base + field.offset) { recordWriter.append($0) }
+                field.accessor.encodeValue(at: base + field.offset, into: recordWriter)
             }
         }
 
@@ -294,6 +294,16 @@ extension Realm {
         object._recordSize = record.count
         object._generation = generation
         return object
+    }
+
+    /// Points an existing accessor of the same table at another record.
+    @inline(__always)
+    func rebind(_ object: Object, key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer) {
+        checkRecord(record, of: object._binding.unsafelyUnwrapped.table)
+        object._key = ObjectKey(key)
+        object._record = record.baseAddress
+        object._recordSize = record.count
+        object._generation = generation
     }
 
     /// Checks a record from disk before it is trusted.

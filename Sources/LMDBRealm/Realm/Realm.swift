@@ -384,14 +384,7 @@ public final class Realm {
                 "Object type '\(info.schema.className)' is not managed by the Realm. If using a custom `objectTypes` array, make sure all model classes are included.")
         }
         let name = info.schema.className
-        var table = pendingTables[name]
-        if table == nil {
-            do {
-                table = try file.discoverTable(named: name, in: readTransaction())
-            } catch let error as LMDBError {
-                throw Realm.Error(error, url: file.url, doing: "Cannot read the schema of '\(name)' in")
-            }
-        }
+        var table = try discoverTable(named: name)
         if table == nil {
             guard create else { return nil }
             table = try createTable(info)
@@ -425,6 +418,27 @@ public final class Realm {
         }
     }
 
+    /// The table of `className`: known to the file, created by this write, or found in the
+    /// catalog (added by another handle or process since the file was loaded).
+    private func discoverTable(named className: String) throws -> Table? {
+        if let table = pendingTables[className] ?? file.table(named: className) { return table }
+        let inWrite = writeTransaction != nil
+        do {
+            let table = try file.findTable(named: className, in: readTransaction()) { name in
+                // Inside a write the handle must be opened by the write itself: another
+                // transaction of this thread would be handed the same database slot.
+                if inWrite { return try writeTransaction?.openDatabase(named: name) ?? nil }
+                return try file.environment.database(named: name)
+            }
+            if let table {
+                if inWrite { pendingTables[className] = table } else { file.publish(table) }
+            }
+            return table
+        } catch let error as LMDBError {
+            throw Realm.Error(error, url: file.url, doing: "Cannot read the schema of '\(className)' in")
+        }
+    }
+
     /// Every table in the file, including those other handles or processes added.
     func allTables() throws -> [Table] {
         let txn = readTransaction()
@@ -435,7 +449,7 @@ public final class Realm {
                 names.append(String(decoding: key, as: UTF8.self))
                 return true
             }
-            return try names.compactMap { name in try pendingTables[name] ?? file.discoverTable(named: name, in: txn) }
+            return try names.compactMap { try discoverTable(named: $0) }
         } catch let error as LMDBError {
             throw Realm.Error(error, url: file.url, doing: "Cannot read the catalog of")
         }

@@ -72,6 +72,10 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         private var batchGeneration: UInt64 = 0
         private var lastKey: ObjectKey?
         private var exhausted = false
+        /// The accessor returned last. When nothing else holds it any more (the usual
+        /// `for object in results { … }`), the next step re-points it at the next record
+        /// instead of creating a new accessor.
+        private var recycled: Object?
 
         static var batchSize: Int { 512 }
 
@@ -89,7 +93,14 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
             }
             let entry = batch[position]
             position += 1
-            let object = realm.makeObject(core.binding!, key: entry.key, record: entry.record)
+            let object: Object
+            if recycled != nil, isKnownUniquelyReferenced(&recycled!) {
+                object = recycled!
+                realm.rebind(object, key: entry.key, record: entry.record)
+            } else {
+                object = realm.makeObject(core.binding!, key: entry.key, record: entry.record)
+                recycled = object
+            }
             lastKey = object._key
             return unsafeDowncast(object, to: Element.self)
         }

@@ -121,6 +121,8 @@ protocol PersistedField {
     /// Lends the record bytes of the value at `value` (a wrapper's address plus
     /// `valueOffset`). Reads the value by its own type, so no wrapper metadata is needed.
     static func withValueBytes<R>(at value: UnsafeRawPointer, _ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R
+    /// Appends the value at `value` to `writer` (the non-generic fast path of `add`).
+    static func encodeValue(at value: UnsafeRawPointer, into writer: RecordWriter)
 }
 
 extension Persisted: PersistedField {
@@ -136,5 +138,9 @@ extension Persisted: PersistedField {
 
     static func withValueBytes<R>(at value: UnsafeRawPointer, _ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
         try value.assumingMemoryBound(to: Value.self).pointee._rlmWithBytes(body)
+    }
+
+    static func encodeValue(at value: UnsafeRawPointer, into writer: RecordWriter) {
+        value.assumingMemoryBound(to: Value.self).pointee._rlmWithBytes { writer.append($0) }
     }
 }

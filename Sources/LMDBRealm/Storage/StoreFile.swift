@@ -185,16 +185,17 @@ final class StoreFile: @unchecked Sendable {
         lock.withLock { tables[table.className] = table }
     }
 
-    /// Looks for `className` in the catalog of the snapshot `txn` (another process or handle
-    /// may have added it since this file was loaded) and opens its table.
-    func discoverTable(named className: String, in txn: UnsafeTransaction) throws -> Table? {
+    /// Looks for `className` in the catalog of `txn` (another process or handle may have
+    /// added it since this file was loaded) and opens its table with `openDatabase`. The
+    /// caller publishes it (see ``publish(_:)``) once its database handle is shared.
+    func findTable(
+        named className: String, in txn: UnsafeTransaction, openDatabase: (String) throws -> Database?
+    ) throws -> Table? {
         if let table = table(named: className) { return table }
         let found = try Array(className.utf8).withUnsafeBytes { try txn.get(catalog.dbi, key: $0) }
         guard let found else { return nil }
         let schema = try StoreFile.decodeSchema(found, name: className, url: url)
-        guard let db = try environment.database(named: Table.databaseName(for: className)) else { return nil }
-        let table = Table(schema: schema, database: db)
-        publish(table)
-        return table
+        guard let db = try openDatabase(Table.databaseName(for: className)) else { return nil }
+        return Table(schema: schema, database: db)
     }
 }
