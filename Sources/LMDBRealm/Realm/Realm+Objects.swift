@@ -217,6 +217,20 @@ extension Realm {
     /// ```
     /// - Precondition: `type` has a primary key of `key`'s kind.
     public func object<Element: Object, KeyType: _Persistable>(ofType type: Element.Type, forPrimaryKey key: KeyType) -> Element? {
+        lookUp(type, key: key, keyType: KeyType.self)
+    }
+
+    /// The object of `type` whose primary key is `key`, or `nil`, for a key whose type is only
+    /// known at run time.
+    /// - Precondition: `type` has a primary key of `key`'s kind.
+    public func object<Element: Object, KeyType>(ofType type: Element.Type, forPrimaryKey key: KeyType) -> Element? {
+        guard let value = key as? any _Persistable else {
+            preconditionFailure("Invalid value '\(key)' of type '\(KeyType.self)' for the primary key of '\(type.className())'")
+        }
+        return lookUp(type, key: value, keyType: Swift.type(of: value))
+    }
+
+    private func lookUp<Element: Object>(_ type: Element.Type, key: some _Persistable, keyType: any _Persistable.Type) -> Element? {
         checkThread()
         guard let binding = bindingForReading(type) else { return nil }
         let info = binding.classInfo
@@ -225,35 +239,10 @@ extension Realm {
         }
         let property = info.schema.properties[pk]
         precondition(
-            KeyType._rlmType == property.type,
-            "Invalid value '\(key)' of type '\(KeyType.self)' for '\(info.schema.className)' primary key '\(property.name)' of type '\(property.type.rawValue)'")
+            keyType._rlmType == property.type,
+            "Invalid value '\(key)' of type '\(keyType)' for '\(info.schema.className)' primary key '\(property.name)' of type '\(property.type.rawValue)'")
         keyScratch.removeAll(keepingCapacity: true)
         key._rlmWithBytes { KeyEncoding.append($0, type: property.type, to: &keyScratch) }
-        return lookUp(binding, as: Element.self)
-    }
-
-    /// The object of `type` whose primary key is `key`, or `nil`. One B-tree lookup.
-    ///
-    /// ```swift
-    /// let article = realm.object(ofType: Article.self, forPrimaryKey: "nyt://article/1")
-    /// ```
-    public func object<Element: Object, KeyType>(ofType type: Element.Type, forPrimaryKey key: KeyType) -> Element? {
-        checkThread()
-        guard let binding = bindingForReading(type) else { return nil }
-        let info = binding.classInfo
-        guard let pk = info.primaryKeyColumn else {
-            preconditionFailure("'\(info.schema.className)' does not have a primary key")
-        }
-        let property = info.schema.properties[pk]
-        keyScratch.removeAll(keepingCapacity: true)
-        if let value = key as? any _Persistable {
-            precondition(
-                Swift.type(of: value)._rlmType == property.type,
-                "Invalid value '\(key)' of type '\(KeyType.self)' for '\(info.schema.className)' primary key '\(property.name)' of type '\(property.type.rawValue)'")
-            value._rlmWithBytes { KeyEncoding.append($0, type: property.type, to: &keyScratch) }
-        } else {
-            preconditionFailure("Invalid value '\(key)' of type '\(KeyType.self)' for primary key '\(property.name)'")
-        }
         return lookUp(binding, as: Element.self)
     }
 
