@@ -10,7 +10,10 @@ extension Object {
     /// unchanged; otherwise looks the record up again by key (one B-tree descent).
     @usableFromInline
     final func _readField(_ column: Int32) -> UnsafeRawBufferPointer? {
-        let realm = _realm.unsafelyUnwrapped
+        guard let realm = _realm else {
+            ClassInfo.recordAccess(column)
+            return nil
+        }
         realm.checkThread()
         if _generation != realm.generation { rebind(realm) }
         let binding = _binding.unsafelyUnwrapped
@@ -21,7 +24,9 @@ extension Object {
     /// Writes `value` into declared column `column` of the object's record.
     @usableFromInline
     final func _writeField<Value: _Persistable>(_ column: Int32, _ value: Value) {
-        let realm = _realm.unsafelyUnwrapped
+        guard let realm = _realm else {
+            preconditionFailure("a key path recorder cannot be written to")
+        }
         realm.checkWriteThread()
         let binding = _binding.unsafelyUnwrapped
         let stored = binding.isIdentity ? Int(column) : binding.storedColumn(column)

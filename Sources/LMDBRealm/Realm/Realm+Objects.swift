@@ -120,6 +120,7 @@ extension Realm {
         generation &+= 1
 
         object._realm = self
+        object._isManaged = true
         object._binding = binding
         object._key = ObjectKey(keyScratch)
         object._generation = 0
@@ -277,6 +278,7 @@ extension Realm {
         checkRecord(record, of: binding.table)
         let object = binding.classInfo.type.init()
         object._realm = self
+        object._isManaged = true
         object._binding = binding
         object._key = ObjectKey(key)
         object._record = record.baseAddress

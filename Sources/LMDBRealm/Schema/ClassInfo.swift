@@ -8,7 +8,8 @@ import Foundation
 /// and options. After that, nothing is reflective: encoding an unmanaged object reads each
 /// wrapper at its known offset.
 final class ClassInfo: @unchecked Sendable {
-    // @unchecked Sendable: every stored property is a `let` set in init and never mutated.
+    // @unchecked Sendable: the stored `let`s are set in init and never mutated; `recorder` and
+    // `keyPathNames` are only touched while `ClassInfo.lock` is held.
 
     /// One persisted property's place in the Swift object.
     struct Field {
@@ -64,7 +65,44 @@ final class ClassInfo: @unchecked Sendable {
         self.primaryKeyColumn = keys.first
     }
 
-    private static let lock = NSLock()
+    // MARK: - Key paths
+
+    /// The persisted property `keyPath` reads, or `nil` if it reads none (a computed property
+    /// that is not a `@Persisted` wrapper).
+    ///
+    /// Found by reading the key path on a recorder object whose property reads report their
+    /// column instead of returning data; cached per key path.
+    func propertyName(for keyPath: AnyKeyPath) -> String? {
+        ClassInfo.lock.withLock {
+            if let name = keyPathNames[keyPath] { return name }
+            ClassInfo.recorded = nil
+            _ = recorder[keyPath: keyPath]
+            let name = ClassInfo.recorded.map { schema.properties[Int($0)].name }
+            ClassInfo.recorded = nil
+            keyPathNames[keyPath] = name
+            return name
+        }
+    }
+
+    /// A managed-looking object with no realm: its property reads report their column.
+    private lazy var recorder: Object = {
+        let object = type.init()
+        object._isManaged = true
+        return object
+    }()
+
+    /// Key paths resolved so far; guarded by `lock`.
+    private var keyPathNames: [AnyKeyPath: String?] = [:]
+
+    /// The column the recorder read last; guarded by `lock` (the recorder runs under it).
+    nonisolated(unsafe) private static var recorded: Int32?
+
+    /// Called by a recorder's property read.
+    static func recordAccess(_ column: Int32) {
+        if recorded == nil { recorded = column }
+    }
+
+    private static let lock = NSRecursiveLock()
     nonisolated(unsafe) private static var cache: [ObjectIdentifier: ClassInfo] = [:]
     // nonisolated(unsafe): `cache` is only read or written while `lock` is held.
 

@@ -39,10 +39,9 @@ open class Object {
     @exclusivity(unchecked) final var _recordSize = 0
     @exclusivity(unchecked) final var _generation: UInt64 = 0
 
-    /// Whether the object is managed by a realm.
-    @inlinable
-    @inline(__always)
-    public final var _isManaged: Bool { _realm != nil }
+    /// Whether property reads and writes go through `_readField`/`_writeField`: true for
+    /// managed objects, and for the key-path recorder (see ``ClassInfo/propertyName(for:)``).
+    @exclusivity(unchecked) @usableFromInline final var _isManaged = false
 
     // MARK: - Public surface
 

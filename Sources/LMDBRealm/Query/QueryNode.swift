@@ -1,0 +1,84 @@
+/// A filter over one class's objects: what the `where` DSL, predicate strings and
+/// `#Predicate` all translate into, and what the planner and executor work on.
+///
+/// Properties are named as declared in Swift; they are resolved to stored columns when the
+/// query is compiled against a table.
+indirect enum QueryNode: Sendable {
+    /// `TRUEPREDICATE` / `FALSEPREDICATE`.
+    case constant(Bool)
+    /// `property <op> value`. `options` apply to string equality (`==[c]`).
+    case comparison(property: String, op: ComparisonOperator, value: QueryValue, options: StringOptions)
+    /// `property BETWEEN {lower, upper}`: both bounds included.
+    case between(property: String, lower: QueryValue, upper: QueryValue)
+    /// `property IN {values}`.
+    case membership(property: String, values: [QueryValue])
+    /// `property BEGINSWITH/ENDSWITH/CONTAINS/LIKE pattern`, with `[c]`, `[d]`, `[cd]`.
+    case stringMatch(property: String, op: StringOperator, pattern: String, options: StringOptions)
+    /// Every child holds.
+    case and([QueryNode])
+    /// Some child holds.
+    case or([QueryNode])
+    /// The child does not hold.
+    case not(QueryNode)
+    /// A test no query can express, run object by object (the fallback for `#Predicate`).
+    case block(@Sendable (Object) -> Bool)
+
+    /// `lhs AND rhs`, flattening nested conjunctions.
+    static func && (lhs: QueryNode, rhs: QueryNode) -> QueryNode {
+        switch (lhs, rhs) {
+        case (.and(let a), .and(let b)): .and(a + b)
+        case (.and(let a), _): .and(a + [rhs])
+        case (_, .and(let b)): .and([lhs] + b)
+        default: .and([lhs, rhs])
+        }
+    }
+
+    /// `lhs OR rhs`, flattening nested disjunctions.
+    static func || (lhs: QueryNode, rhs: QueryNode) -> QueryNode {
+        switch (lhs, rhs) {
+        case (.or(let a), .or(let b)): .or(a + b)
+        case (.or(let a), _): .or(a + [rhs])
+        case (_, .or(let b)): .or([lhs] + b)
+        default: .or([lhs, rhs])
+        }
+    }
+
+    /// Every property name the query mentions.
+    var propertyNames: Set<String> {
+        switch self {
+        case .constant, .block: []
+        case .comparison(let p, _, _, _), .between(let p, _, _), .membership(let p, _), .stringMatch(let p, _, _, _): [p]
+        case .and(let children), .or(let children): children.reduce(into: []) { $0.formUnion($1.propertyNames) }
+        case .not(let child): child.propertyNames
+        }
+    }
+}
+
+/// `== != < <= > >=`.
+enum ComparisonOperator: String, Sendable {
+    case equal = "=="
+    case notEqual = "!="
+    case less = "<"
+    case lessOrEqual = "<="
+    case greater = ">"
+    case greaterOrEqual = ">="
+}
+
+/// The string operators of predicate strings.
+enum StringOperator: String, Sendable {
+    case beginsWith = "BEGINSWITH"
+    case endsWith = "ENDSWITH"
+    case contains = "CONTAINS"
+    case like = "LIKE"
+}
+
+/// How strings compare: `[c]` ignores case, `[d]` ignores diacritics, for all of Unicode.
+public struct StringOptions: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    /// Ignore case (`[c]`), by Unicode case folding.
+    public static let caseInsensitive = StringOptions(rawValue: 1)
+    /// Ignore diacritics (`[d]`): "é" matches "e".
+    public static let diacriticInsensitive = StringOptions(rawValue: 2)
+}
