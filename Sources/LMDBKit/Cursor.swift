@@ -53,6 +53,10 @@ public struct Cursor: ~Copyable {
     public func previous() throws -> Entry? { try move(MDB_PREV) }
     /// Moves to the next key, skipping the other values of this one (`MDB_NEXT_NODUP`).
     public func nextKey() throws -> Entry? { try move(MDB_NEXT_NODUP) }
+    /// Moves to the previous key, to its last value (`MDB_PREV_NODUP`).
+    public func previousKey() throws -> Entry? { try move(MDB_PREV_NODUP) }
+    /// Moves to the first value of the current key (`MDB_FIRST_DUP`).
+    public func firstValue() throws -> Entry? { try move(MDB_FIRST_DUP) }
     /// Moves to the next value of the current key (`MDB_NEXT_DUP`).
     public func nextValue() throws -> Entry? { try move(MDB_NEXT_DUP) }
     /// Moves to the first key not less than `key` (`MDB_SET_RANGE`).

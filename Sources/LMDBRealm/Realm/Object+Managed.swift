@@ -28,6 +28,9 @@ extension Object {
             preconditionFailure("a key path recorder cannot be written to")
         }
         realm.checkWriteThread()
+        // The table may have gained or lost an index since this accessor was made; the
+        // realm's current binding maintains the current set.
+        if let current = realm.bindingForReading(type(of: self)), current !== _binding { _binding = current }
         let binding = _binding.unsafelyUnwrapped
         let stored = binding.isIdentity ? Int(column) : binding.storedColumn(column)
         if stored == binding.table.primaryKeyColumn {

@@ -99,8 +99,21 @@ extension Realm {
         let txn = writeTxn
         let stored: Bool
         do {
+            // Replacing a stored object: its old index entries go first.
+            if update != .error && !table.indexedColumns.isEmpty && !appending {
+                let old = try keyScratch.withUnsafeBytes { try txn.get(table.database.dbi, key: $0) }
+                if let old {
+                    table.checkRecord(old, in: file)
+                    let keys = indexKeys(table, record: old)
+                    try keyScratch.withUnsafeBytes { try removeIndexEntries(table, keys, key: $0) }
+                }
+            }
             stored = try recordWriter.withRecord { record in
                 try keyScratch.withUnsafeBytes { key in try txn.put(table.database.dbi, key: key, value: record, flags: flags) }
+            }
+            if stored && !table.indexedColumns.isEmpty {
+                let keys = recordWriter.withRecord { indexKeys(table, record: $0) }
+                try keyScratch.withUnsafeBytes { try addIndexEntries(table, keys, key: $0) }
             }
         } catch let error as LMDBError {
             throw Realm.Error(error, url: file.url, doing: "Cannot add an object of '\(table.className)' to")
@@ -152,9 +165,20 @@ extension Realm {
         for c in 0..<columns {
             recordWriter.append(c == storedColumn ? value : table.field(record, size: size, column: c, in: file))
         }
+        let indexed = table.indexes[storedColumn] != nil
+        let oldKeys = indexed ? indexKeys(table, record: UnsafeRawBufferPointer(start: record, count: size)).filter { $0.column == storedColumn } : []
         do {
             try recordWriter.withRecord { newRecord in
                 try object._key.withBytes { key in _ = try writeTxn.put(table.database.dbi, key: key, value: newRecord) }
+            }
+            if indexed {
+                let newKeys = recordWriter.withRecord { indexKeys(table, record: $0) }.filter { $0.column == storedColumn }
+                if newKeys.first?.key != oldKeys.first?.key {
+                    try object._key.withBytes { key in
+                        try removeIndexEntries(table, oldKeys, key: key)
+                        try addIndexEntries(table, newKeys, key: key)
+                    }
+                }
             }
         } catch {
             // A setter cannot throw; the map filling up here is reported at commit too.
@@ -171,9 +195,14 @@ extension Realm {
         checkWriteThread()
         precondition(object._realm === self, "Can only delete an object from the Realm it belongs to.")
         precondition(!object.isInvalidated, "Object has been deleted or invalidated.")
+        if let current = bindingForReading(type(of: object)), current !== object._binding { object._binding = current }
         let table = object._binding!.table
         do {
-            try object._key.withBytes { key in _ = try writeTxn.delete(table.database.dbi, key: key) }
+            let keys = indexKeys(table, record: UnsafeRawBufferPointer(start: object._record!, count: object._recordSize))
+            try object._key.withBytes { key in
+                _ = try writeTxn.delete(table.database.dbi, key: key)
+                try removeIndexEntries(table, keys, key: key)
+            }
         } catch {
             preconditionFailure("Cannot delete an object of '\(table.className)' from '\(file.url.path)': \(error)")
         }
@@ -190,7 +219,10 @@ extension Realm {
     public func deleteAll() {
         checkWriteThread()
         do {
-            for table in try allTables() { try writeTxn.empty(table.database.dbi) }
+            for table in try allTables() {
+                try writeTxn.empty(table.database.dbi)
+                for index in table.indexes.values { try writeTxn.empty(index.dbi) }
+            }
         } catch {
             preconditionFailure("Cannot delete all objects of '\(file.url.path)': \(error)")
         }

@@ -42,6 +42,10 @@ public final class Realm {
     private var writeThread: pthread_t?
     /// Tables created by the current write, published to the file when it commits.
     private var pendingTables: [String: Table] = [:]
+    /// The catalog version the current write moves the file to, if it changes the catalog.
+    private var pendingCatalogVersion: UInt64?
+    /// The catalog version this handle's `bindings` were made against.
+    private var bindingsVersion: UInt64 = 0
 
     /// Changes whenever pointers handed out earlier may have gone stale: a new snapshot, any
     /// change inside a write, the end of a write. Accessors compare it with their own.
@@ -113,7 +117,16 @@ public final class Realm {
         for type in types {
             let info = ClassInfo.of(type)
             do {
-                if try binding(for: info, create: false) == nil { missing.append(info) }
+                if let binding = try binding(for: info, create: false) {
+                    // An index added or removed in the model is built or dropped now.
+                    if binding.table.schema.indexedNames != info.schema.indexedNames {
+                        bindings[ObjectIdentifier(info.type)] = nil
+                        lastBinding = nil
+                        missing.append(info)
+                    }
+                } else {
+                    missing.append(info)
+                }
             } catch let error as Realm.Error where error.code == .schemaMismatch {
                 problems.append(error.message)
             }
@@ -196,6 +209,7 @@ public final class Realm {
         if id != snapshotID {
             snapshotID = id
             generation &+= 1
+            syncCatalog(snapshotView)
         }
     }
 
@@ -287,6 +301,19 @@ public final class Realm {
         writeThread = pthread_self()
         writeID = Realm.nextWriteID.add(1, ordering: .relaxed).newValue
         generation &+= 1
+        syncCatalog(writeView!)
+    }
+
+    /// Drops cached tables and bindings if another handle or process changed the catalog
+    /// (a class added, an index built or dropped) since they were made.
+    private func syncCatalog(_ txn: UnsafeTransaction) {
+        let version = (try? file.catalogVersion(in: txn)) ?? 0
+        file.noteCatalogVersion(version)
+        if bindingsVersion != version {
+            bindings.removeAll()
+            lastBinding = nil
+            bindingsVersion = version
+        }
     }
 
     private static let nextWriteID = Atomic<UInt64>(0)
@@ -309,6 +336,11 @@ public final class Realm {
             dropPendingTables()
             throw Realm.Error(error, url: file.url, doing: "Cannot commit a write to")
         }
+        if let version = pendingCatalogVersion {
+            file.noteCatalogVersion(version)
+            bindingsVersion = version
+            pendingCatalogVersion = nil
+        }
         for table in pendingTables.values { file.publish(table) }
         pendingTables.removeAll()
     }
@@ -329,6 +361,7 @@ public final class Realm {
             bindings = bindings.filter { $0.value.table !== table }
         }
         lastBinding = nil
+        pendingCatalogVersion = nil
         pendingTables.removeAll()
     }
 
@@ -388,6 +421,8 @@ public final class Realm {
         if table == nil {
             guard create else { return nil }
             table = try createTable(info)
+        } else if writeTransaction != nil, table!.schema.indexedNames != info.schema.indexedNames {
+            table = try reindex(table!, declared: info.schema)
         }
         do {
             let b = try TableBinding(table: table!, classInfo: info)
@@ -401,15 +436,63 @@ public final class Realm {
         }
     }
 
+    /// Builds the indexes `declared` adds to `table` and empties those it removes, inside the
+    /// current write; the stored schema records the new set.
+    private func reindex(_ table: Table, declared: ObjectSchema) throws -> Table {
+        let wanted = declared.indexedNames
+        let properties = table.schema.properties.map {
+            Property(
+                name: $0.name, type: $0.type, isOptional: $0.isOptional,
+                isIndexed: wanted.contains($0.name) && !$0.isPrimary, isPrimary: $0.isPrimary)
+        }
+        let schema = ObjectSchema(className: table.className, properties: properties)
+        do {
+            var indexes: [Int: Database] = [:]
+            for (column, property) in properties.enumerated() {
+                let name = Table.indexDatabaseName(className: table.className, property: property.name)
+                if property.isIndexed {
+                    if let existing = table.indexes[column] {
+                        indexes[column] = existing
+                    } else if let db = try writeTransaction?.createDatabase(named: name, flags: .duplicateSort) {
+                        try writeTxn.empty(db.dbi)
+                        try buildIndex(db, of: table, column: column)
+                        indexes[column] = db
+                    }
+                } else if let old = table.indexes[column] {
+                    // Emptied, not deleted: its database handle stays valid for every handle
+                    // of the process, and an index added back reuses it.
+                    try writeTxn.empty(old.dbi)
+                }
+            }
+            try storeSchema(schema)
+            let newTable = Table(schema: schema, database: table.database, indexes: indexes)
+            pendingTables[table.className] = newTable
+            return newTable
+        } catch let error as LMDBError {
+            throw Realm.Error(error, url: file.url, doing: "Cannot change the indexes of '\(table.className)' in")
+        }
+    }
+
+    /// Writes `schema` to the catalog and records that the catalog changed.
+    private func storeSchema(_ schema: ObjectSchema) throws {
+        let json = try JSONEncoder().encode(schema)
+        try Array(schema.className.utf8).withUnsafeBytes { key in
+            try json.withUnsafeBytes { _ = try writeTxn.put(file.catalog.dbi, key: key, value: $0) }
+        }
+        pendingCatalogVersion = try file.catalogVersion(in: writeTxn) &+ 1
+        try file.storeCatalogVersion(pendingCatalogVersion!, in: writeTxn)
+        generation &+= 1
+    }
+
     private func createTable(_ info: ClassInfo) throws -> Table {
         let schema = info.schema
         do {
             let db = try createDatabase(named: Table.databaseName(for: schema.className))
-            let json = try JSONEncoder().encode(schema)
-            try Array(schema.className.utf8).withUnsafeBytes { key in
-                try json.withUnsafeBytes { _ = try writeTxn.put(file.catalog.dbi, key: key, value: $0) }
+            try storeSchema(schema)
+            let indexes = try Table.openIndexes(of: schema) { name, _ in
+                try writeTransaction?.createDatabase(named: name, flags: .duplicateSort)
             }
-            let table = Table(schema: schema, database: db)
+            let table = Table(schema: schema, database: db, indexes: indexes)
             pendingTables[schema.className] = table
             generation &+= 1
             return table

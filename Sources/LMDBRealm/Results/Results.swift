@@ -1,24 +1,30 @@
 internal import LMDBKit
 import Foundation
 
-/// The objects of one class in a realm: a live, lazily evaluated collection.
+/// Objects of one class in a realm, filtered, sorted and shaped: a live, lazily evaluated
+/// collection.
 ///
 /// ```swift
 /// let articles = realm.objects(Article.self)
-/// print(articles.count)              // no object is created to count
-/// for article in articles { … }      // a cursor walk over the table
-/// let third = articles[2]
+/// let recent = articles.where { $0.section == "Sports" && $0.wordCount > 500 }
+///                      .sorted(byKeyPath: "pubDate", ascending: false)
+/// print(recent.count)                // no object is created to count
+/// for article in recent.limit(20) { … }
 /// ```
 ///
-/// Nothing is read until the collection is accessed, and every access reflects the realm's
+/// Chaining costs nothing until the collection is read, and every read reflects the realm's
 /// current version: after ``Realm/refresh()`` or a write, the same `Results` shows the new
-/// state. Objects come in key order (primary-key order, or insertion order for classes without
-/// a primary key).
+/// state. Unsorted objects come in key order (primary-key order, or insertion order for
+/// classes without a primary key). ``explain()`` says how a query is answered.
 public struct Results<Element: Object>: RandomAccessCollection, CustomStringConvertible {
     let core: ResultsCore
 
     init(realm: Realm, info: ClassInfo) {
         core = ResultsCore(realm: realm, info: info)
+    }
+
+    init(core: ResultsCore) {
+        self.core = core
     }
 
     /// The realm the objects belong to.
@@ -63,6 +69,18 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         "Results<\(core.info.schema.className)> (\(count) objects)"
     }
 
+    /// How the query is answered: the access path (primary-key lookup, index equality, index
+    /// range, index-ordered scan or full scan), then the steps applied after it.
+    ///
+    /// ```swift
+    /// articles.where { $0.section == "Sports" }.explain()
+    /// // "index equality on Article.section (1 key), count from index"
+    /// ```
+    public func explain() -> String {
+        core.realm.checkThread()
+        return core.explain()
+    }
+
     /// Walks the table with a cursor, a batch of records at a time, creating one accessor per
     /// object; no key list is built.
     public struct Iterator: IteratorProtocol {
@@ -83,9 +101,15 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
             self.core = core
         }
 
+        /// For a filtered or shaped chain: the keys at the start of the walk.
+        private var keys: [ObjectKey]?
+        private var entries: [(key: ObjectKey, record: UnsafeRawBufferPointer)] = []
+        private var entriesGeneration: UInt64 = 0
+
         public mutating func next() -> Element? {
             let realm = core.realm
             realm.checkThread()
+            if !core.isWholeTable { return nextEvaluated() }
             if position == batch.count || batchGeneration != realm.generation {
                 if exhausted && batchGeneration == realm.generation { return nil }
                 refill()
@@ -103,6 +127,33 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
             }
             lastKey = object._key
             return unsafeDowncast(object, to: Element.self)
+        }
+
+        /// The next object of a filtered or shaped chain, from the objects it held when the walk
+        /// began (as Realm's enumeration does); objects deleted since are skipped.
+        private mutating func nextEvaluated() -> Element? {
+            let realm = core.realm
+            if keys == nil {
+                entries = core.evaluate()
+                entriesGeneration = realm.generation
+                keys = entries.map(\.key)
+            }
+            guard let binding = core.binding else { return nil }
+            while position < keys!.count {
+                let key = keys![position]
+                let index = position
+                position += 1
+                _ = realm.readTransaction()
+                if entriesGeneration == realm.generation {
+                    return key.withBytes { unsafeDowncast(realm.makeObject(binding, key: $0, record: entries[index].record), to: Element.self) }
+                }
+                let txn = realm.readTransaction()
+                let record = try? key.withBytes { try txn.get(binding.table.database.dbi, key: $0) }
+                if let record = record ?? nil {
+                    return key.withBytes { unsafeDowncast(realm.makeObject(binding, key: $0, record: record), to: Element.self) }
+                }
+            }
+            return nil
         }
 
         /// Reads the next batch after `lastKey` from the realm's current version.
@@ -137,81 +188,6 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
                 preconditionFailure("Cannot read '\(binding.table.className)' from '\(realm.file.url.path)': \(error)")
             }
             exhausted = batch.count < Self.batchSize
-        }
-    }
-}
-
-/// The shared, mutable part of a `Results`: the realm, the class, and what evaluation
-/// cached for the realm's current version.
-final class ResultsCore {
-    let realm: Realm
-    let info: ClassInfo
-    private(set) var binding: TableBinding?
-    private var keys: [ObjectKey] = []
-    private var keysGeneration: UInt64 = 0
-
-    init(realm: Realm, info: ClassInfo) {
-        self.realm = realm
-        self.info = info
-    }
-
-    /// The class's table binding, once the file has the class.
-    func resolveBinding() -> TableBinding? {
-        if binding == nil { binding = realm.bindingForReading(info.type) }
-        return binding
-    }
-
-    func count() -> Int {
-        guard let binding = resolveBinding() else { return 0 }
-        do {
-            return try realm.readTransaction().statistics(binding.table.database.dbi).entries
-        } catch {
-            preconditionFailure("Cannot count '\(binding.table.className)' in '\(realm.file.url.path)': \(error)")
-        }
-    }
-
-    /// The keys in order, evaluated once per version of the realm.
-    private func evaluatedKeys() -> [ObjectKey] {
-        let txn = realm.readTransaction()
-        if keysGeneration == realm.generation { return keys }
-        keys.removeAll(keepingCapacity: true)
-        if let binding = resolveBinding() {
-            do {
-                let cursor = try Cursor(transaction: txn, dbi: binding.table.database.dbi)
-                try cursor.forEach { key, _ in
-                    keys.append(ObjectKey(key))
-                    return true
-                }
-            } catch {
-                preconditionFailure("Cannot read '\(binding.table.className)' from '\(realm.file.url.path)': \(error)")
-            }
-        }
-        keysGeneration = realm.generation
-        return keys
-    }
-
-    func object(at position: Int) -> Object {
-        let keys = evaluatedKeys()
-        precondition(position >= 0 && position < keys.count, "Index \(position) is out of bounds (must be less than \(keys.count)).")
-        let binding = binding!
-        let txn = realm.readTransaction()
-        do {
-            let record = try keys[position].withBytes { try txn.get(binding.table.database.dbi, key: $0) }
-            guard let record else { preconditionFailure("Object has been deleted or invalidated.") }
-            return keys[position].withBytes { realm.makeObject(binding, key: $0, record: record) }
-        } catch {
-            preconditionFailure("Cannot read '\(binding.table.className)' from '\(realm.file.url.path)': \(error)")
-        }
-    }
-
-    func lastObject() -> Object? {
-        guard let binding = resolveBinding() else { return nil }
-        do {
-            let cursor = try Cursor(transaction: realm.readTransaction(), dbi: binding.table.database.dbi)
-            guard let entry = try cursor.last() else { return nil }
-            return realm.makeObject(binding, key: entry.key, record: entry.value)
-        } catch {
-            preconditionFailure("Cannot read '\(binding.table.className)' from '\(realm.file.url.path)': \(error)")
         }
     }
 }

@@ -62,6 +62,9 @@ public struct ObjectSchema: Sendable, Codable, Hashable, CustomStringConvertible
     /// The primary-key property, if the class has one.
     public var primaryKeyProperty: Property? { properties.first { $0.isPrimary } }
 
+    /// The names of the indexed properties.
+    var indexedNames: Set<String> { Set(properties.filter { $0.isIndexed && !$0.isPrimary }.map(\.name)) }
+
     /// The property called `name`, if there is one.
     public subscript(name: String) -> Property? { properties.first { $0.name == name } }
 

@@ -16,8 +16,10 @@ final class StoreFile: @unchecked Sendable {
     let catalog: Database
     private let lock = NSLock()
     private var tables: [String: Table] = [:]
+    private var knownCatalogVersion: UInt64 = 0
 
     static let formatKey = Array("format".utf8)
+    static let catalogVersionKey = Array("catalogVersion".utf8)
     static let formatVersion = Array("LMDBRealm 1".utf8)
     static let metaName = "__lmdbrealm_meta"
     static let catalogName = "__lmdbrealm_catalog"
@@ -146,7 +148,8 @@ final class StoreFile: @unchecked Sendable {
                             .invalidDatabase, "Unable to open a realm at path '\(path)': the table of class '\(schema.className)' is missing",
                             fileURL: url)
                     }
-                    return Table(schema: schema, database: db)
+                    let indexes = try Table.openIndexes(of: schema) { name, _ in try environment.database(named: name) }
+                    return Table(schema: schema, database: db, indexes: indexes)
                 }
             }
             return StoreFile(environment: environment, url: url, readOnly: readOnly, meta: meta, catalog: catalog, tables: tables)
@@ -180,6 +183,31 @@ final class StoreFile: @unchecked Sendable {
     /// Every table this process knows of, in no particular order.
     var allTables: [Table] { lock.withLock { Array(tables.values) } }
 
+    /// The catalog version recorded in the file, as `txn` sees it. Every change to the catalog
+    /// (a class added, an index built or dropped) increments it.
+    func catalogVersion(in txn: UnsafeTransaction) throws -> UInt64 {
+        let found = try StoreFile.catalogVersionKey.withUnsafeBytes { try txn.get(meta.dbi, key: $0) }
+        guard let found, found.count == 8 else { return 0 }
+        return UInt64(littleEndian: found.loadUnaligned(as: UInt64.self))
+    }
+
+    func storeCatalogVersion(_ version: UInt64, in txn: UnsafeTransaction) throws {
+        try StoreFile.catalogVersionKey.withUnsafeBytes { key in
+            try withUnsafeBytes(of: version.littleEndian) { _ = try txn.put(meta.dbi, key: key, value: $0) }
+        }
+    }
+
+    /// Forgets every cached table if the catalog moved past `version` seen last; they are
+    /// found again from the catalog on next use.
+    func noteCatalogVersion(_ version: UInt64) {
+        lock.withLock {
+            if version != knownCatalogVersion {
+                tables.removeAll()
+                knownCatalogVersion = version
+            }
+        }
+    }
+
     /// Makes a table created by a committed write visible to every handle.
     func publish(_ table: Table) {
         lock.withLock { tables[table.className] = table }
@@ -196,6 +224,7 @@ final class StoreFile: @unchecked Sendable {
         guard let found else { return nil }
         let schema = try StoreFile.decodeSchema(found, name: className, url: url)
         guard let db = try openDatabase(Table.databaseName(for: className)) else { return nil }
-        return Table(schema: schema, database: db)
+        let indexes = try Table.openIndexes(of: schema) { name, _ in try openDatabase(name) }
+        return Table(schema: schema, database: db, indexes: indexes)
     }
 }

@@ -21,11 +21,18 @@ final class Table: @unchecked Sendable {
     let columnCount: Int
     /// The stored column of the primary key, if the class has one.
     let primaryKeyColumn: Int?
+    /// The secondary indexes: for each indexed stored column, its `duplicateSort` database
+    /// mapping index keys to object keys.
+    let indexes: [Int: Database]
+    /// The stored columns that have an index, ascending.
+    let indexedColumns: [Int]
 
-    init(schema: ObjectSchema, database: Database) {
+    init(schema: ObjectSchema, database: Database, indexes: [Int: Database] = [:]) {
         self.className = schema.className
         self.schema = schema
         self.database = database
+        self.indexes = indexes
+        self.indexedColumns = indexes.keys.sorted()
         self.fixedSizes = .allocate(capacity: schema.properties.count)
         _ = fixedSizes.initialize(from: schema.properties.map { Int32($0.type.fixedSize ?? 0) })
         self.columnCount = schema.properties.count

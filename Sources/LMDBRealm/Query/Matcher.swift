@@ -1,0 +1,323 @@
+import Foundation
+
+/// A compiled query: decides from an object's key and record, straight from the memory map,
+/// whether the object matches. Only `.block` nodes create an accessor.
+typealias Matcher = (_ key: UnsafeRawBufferPointer, _ record: UnsafeRawBufferPointer) -> Bool
+
+/// Compiles ``QueryNode``s against one table's stored schema.
+///
+/// Semantics, shared by every query form:
+/// - a null field equals only `nil`, differs from every other value, and is never less or
+///   greater than anything;
+/// - numbers compare by value across `Int`, `Double`, `Float` and `Decimal`;
+/// - strings compare by Unicode code point (their UTF-8 bytes), the order indexes use;
+///   `[c]` folds case and `[d]` strips diacritics, for all of Unicode, before comparing;
+/// - `LIKE` matches `*` (any run) and `?` (one Unicode scalar);
+/// - `CONTAINS ''` is true.
+struct QueryCompiler {
+    let table: Table
+    let binding: TableBinding
+    let realm: Realm
+
+    /// The stored column of `name`; the query was validated against the schema before.
+    func column(_ name: String) -> Int {
+        guard let c = table.schema.properties.firstIndex(where: { $0.name == name }) else {
+            preconditionFailure("unknown property '\(name)' on \(table.className)")
+        }
+        return c
+    }
+
+    func compile(_ node: QueryNode) -> Matcher {
+        switch node {
+        case .constant(let value):
+            return { _, _ in value }
+        case .comparison(let property, let op, let value, let options):
+            return comparison(column(property), op, value, options)
+        case .between(let property, let lower, let upper):
+            let c = column(property)
+            let low = comparison(c, .greaterOrEqual, lower, [])
+            let high = comparison(c, .lessOrEqual, upper, [])
+            return { k, r in low(k, r) && high(k, r) }
+        case .membership(let property, let values):
+            let c = column(property)
+            let tests = values.map { comparison(c, .equal, $0, []) }
+            return { k, r in tests.contains { $0(k, r) } }
+        case .stringMatch(let property, let op, let pattern, let options):
+            return stringMatch(column(property), op, pattern, options)
+        case .and(let children):
+            let tests = children.map(compile)
+            return { k, r in tests.allSatisfy { $0(k, r) } }
+        case .or(let children):
+            let tests = children.map(compile)
+            return { k, r in tests.contains { $0(k, r) } }
+        case .not(let child):
+            let test = compile(child)
+            return { k, r in !test(k, r) }
+        case .block(let block):
+            let realm = realm
+            let binding = binding
+            return { k, r in block(realm.makeObject(binding, key: k, record: r)) }
+        }
+    }
+
+    // MARK: - Comparisons
+
+    private func comparison(_ column: Int, _ op: ComparisonOperator, _ value: QueryValue, _ options: StringOptions) -> Matcher {
+        let table = table
+        let file = realm.file
+        let type = table.schema.properties[column].type
+        /// The field, or nil for a null.
+        func field(_ r: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+            table.field(r.baseAddress!, size: r.count, column: column, in: file)
+        }
+        if case .null = value {
+            switch op {
+            case .equal: return { _, r in field(r) == nil }
+            case .notEqual: return { _, r in field(r) != nil }
+            default: return { _, _ in false }
+            }
+        }
+        /// Wraps an ordering test of a non-null field: nulls match only `!=`.
+        func make(_ test: @escaping (UnsafeRawBufferPointer) -> Bool) -> Matcher {
+            let nullResult = op == .notEqual
+            return { _, r in
+                guard let f = field(r) else { return nullResult }
+                return test(f)
+            }
+        }
+        switch (type, value) {
+        case (.int, .int(let v)):
+            return make { Int64._rlmDecode($0).compare(op, v) }
+        case (.int, .double(let v)):
+            return make { Double(Int64._rlmDecode($0)).compare(op, v) }
+        case (.double, _), (.float, _), (.date, .int), (.date, .double):
+            guard let v = value.doubleValue else { return { _, _ in op == .notEqual } }
+            return make { decodeDouble($0, type).compare(op, v) }
+        case (.date, .date(let d)):
+            let v = d.timeIntervalSinceReferenceDate
+            return make { Double._rlmDecode($0).compare(op, v) }
+        case (.int, .decimal), (.decimal, _):
+            guard let v = value.decimalValue else { return { _, _ in op == .notEqual } }
+            return make { decodeDecimal($0, type).compare(op, v) }
+        case (.string, .string(let s)):
+            if options.isEmpty {
+                let bytes = Array(s.utf8)
+                return make { compareBytes($0, bytes).compare(op, 0) }
+            }
+            let folded = fold(s, options)
+            return make { fold(String._rlmDecode($0), options).compare(op, folded) }
+        case (.bool, .bool(let b)):
+            let v: UInt8 = b ? 1 : 0
+            return make { UInt8($0.first ?? 0 != 0 ? 1 : 0).compare(op, v) }
+        case (.uuid, .uuid), (.objectId, .objectId), (.data, .data):
+            let bytes = value.rawBytes
+            return make { compareBytes($0, bytes).compare(op, 0) }
+        case (.uuid, .string(let s)):
+            guard let u = UUID(uuidString: s) else { return { _, _ in op == .notEqual } }
+            return comparison(column, op, .uuid(u), options)
+        case (.objectId, .string(let s)):
+            guard let o = try? ObjectId(string: s) else { return { _, _ in op == .notEqual } }
+            return comparison(column, op, .objectId(o), options)
+        default:
+            // Kinds that never compare equal (validated queries do not get here).
+            return { _, _ in op == .notEqual }
+        }
+    }
+
+    // MARK: - String operators
+
+    private func stringMatch(_ column: Int, _ op: StringOperator, _ pattern: String, _ options: StringOptions) -> Matcher {
+        let table = table
+        let file = realm.file
+        func field(_ r: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+            table.field(r.baseAddress!, size: r.count, column: column, in: file)
+        }
+        if op == .like {
+            let scalars = Array(fold(pattern, options).unicodeScalars)
+            return { _, r in
+                guard let f = field(r) else { return false }
+                return likeMatch(Array(fold(String._rlmDecode(f), options).unicodeScalars), scalars)
+            }
+        }
+        if options.isEmpty {
+            let needle = Array(pattern.utf8)
+            return { _, r in
+                guard let f = field(r) else { return false }
+                return bytesMatch(op, f, needle)
+            }
+        }
+        let needle = Array(fold(pattern, options).utf8)
+        return { _, r in
+            guard let f = field(r) else { return false }
+            var folded = fold(String._rlmDecode(f), options)
+            return folded.withUTF8 { bytesMatch(op, UnsafeRawBufferPointer($0), needle) }
+        }
+    }
+}
+
+// MARK: - Helpers
+
+extension Comparable {
+    @inline(__always)
+    func compare(_ op: ComparisonOperator, _ other: Self) -> Bool {
+        switch op {
+        case .equal: self == other
+        case .notEqual: self != other
+        case .less: self < other
+        case .lessOrEqual: self <= other
+        case .greater: self > other
+        case .greaterOrEqual: self >= other
+        }
+    }
+}
+
+extension Int {
+    @inline(__always)
+    func compare(_ op: ComparisonOperator, _ other: Int) -> Bool {
+        switch op {
+        case .equal: self == other
+        case .notEqual: self != other
+        case .less: self < other
+        case .lessOrEqual: self <= other
+        case .greater: self > other
+        case .greaterOrEqual: self >= other
+        }
+    }
+}
+
+extension QueryValue {
+    var doubleValue: Double? {
+        switch self {
+        case .int(let v): Double(v)
+        case .double(let v): v
+        case .decimal(let v): NSDecimalNumber(decimal: v).doubleValue
+        case .date(let d): d.timeIntervalSinceReferenceDate
+        default: nil
+        }
+    }
+
+    var decimalValue: Decimal? {
+        switch self {
+        case .int(let v): Decimal(v)
+        case .double(let v): v.isNaN ? .nan : Decimal(v)
+        case .decimal(let v): v
+        default: nil
+        }
+    }
+
+    /// The raw bytes of a UUID, ObjectId or Data value.
+    var rawBytes: [UInt8] {
+        switch self {
+        case .uuid(let u): withUnsafeBytes(of: u.uuid) { Array($0) }
+        case .objectId(let o): withUnsafeBytes(of: o.bytes) { Array($0) }
+        case .data(let d): Array(d)
+        default: []
+        }
+    }
+}
+
+/// A numeric field as a Double.
+@inline(__always)
+func decodeDouble(_ field: UnsafeRawBufferPointer, _ type: PropertyType) -> Double {
+    switch type {
+    case .int: Double(Int64._rlmDecode(field))
+    case .float: Double(Float._rlmDecode(field))
+    default: Double._rlmDecode(field)  // double, date
+    }
+}
+
+/// A numeric field as a Decimal.
+func decodeDecimal(_ field: UnsafeRawBufferPointer, _ type: PropertyType) -> Decimal {
+    switch type {
+    case .int:
+        return Decimal(Int64._rlmDecode(field))
+    case .decimal:
+        return Decimal._rlmDecode(field)
+    default:
+        let d = decodeDouble(field, type)
+        return d.isNaN ? .nan : Decimal(d)
+    }
+}
+
+/// memcmp order of two byte strings: negative, zero or positive.
+@inline(__always)
+func compareBytes(_ a: UnsafeRawBufferPointer, _ b: [UInt8]) -> Int {
+    b.withUnsafeBytes { b in
+        let n = min(a.count, b.count)
+        if n > 0 {
+            let c = memcmp(a.baseAddress!, b.baseAddress!, n)
+            if c != 0 { return Int(c) }
+        }
+        return a.count - b.count
+    }
+}
+
+/// BEGINSWITH / ENDSWITH / CONTAINS on UTF-8 bytes.
+func bytesMatch(_ op: StringOperator, _ haystack: UnsafeRawBufferPointer, _ needle: [UInt8]) -> Bool {
+    let n = needle.count
+    guard n <= haystack.count else { return false }
+    if n == 0 { return true }
+    return needle.withUnsafeBytes { needle in
+        switch op {
+        case .beginsWith:
+            return memcmp(haystack.baseAddress!, needle.baseAddress!, n) == 0
+        case .endsWith:
+            return memcmp(haystack.baseAddress! + (haystack.count - n), needle.baseAddress!, n) == 0
+        case .contains:
+            // memchr for the first byte, memcmp for the rest.
+            let first = Int32(needle[0])
+            var at = haystack.baseAddress!
+            let last = haystack.baseAddress! + (haystack.count - n)
+            while at <= last {
+                guard let hit = memchr(at, first, last - at + 1) else { return false }
+                if memcmp(hit, needle.baseAddress!, n) == 0 { return true }
+                at = UnsafeRawPointer(hit) + 1
+            }
+            return false
+        case .like:
+            preconditionFailure("LIKE is matched on scalars")
+        }
+    }
+}
+
+/// Folds `s` for `[c]` (Unicode case folding, so "Straße" matches "STRASSE") and `[d]`
+/// (canonical decomposition with combining marks removed, so "é" matches "e").
+func fold(_ s: String, _ options: StringOptions) -> String {
+    var result = s
+    if options.contains(.diacriticInsensitive) {
+        let scalars = result.decomposedStringWithCanonicalMapping.unicodeScalars.filter {
+            $0.properties.generalCategory != .nonspacingMark
+        }
+        result = String(String.UnicodeScalarView(scalars))
+    }
+    if options.contains(.caseInsensitive) {
+        result = result.uppercased().lowercased()
+    }
+    return result
+}
+
+/// `LIKE`: `*` matches any run of scalars, `?` exactly one.
+func likeMatch(_ text: [Unicode.Scalar], _ pattern: [Unicode.Scalar]) -> Bool {
+    var t = 0
+    var p = 0
+    var starP = -1
+    var starT = 0
+    while t < text.count {
+        if p < pattern.count && (pattern[p] == "?" || (pattern[p] != "*" && pattern[p] == text[t])) {
+            t += 1
+            p += 1
+        } else if p < pattern.count && pattern[p] == "*" {
+            starP = p
+            starT = t
+            p += 1
+        } else if starP >= 0 {
+            p = starP + 1
+            starT += 1
+            t = starT
+        } else {
+            return false
+        }
+    }
+    while p < pattern.count && pattern[p] == "*" { p += 1 }
+    return p == pattern.count
+}

@@ -1,0 +1,237 @@
+import Foundation
+internal import LMDBKit
+
+/// Runs a ``QueryPlan`` over one snapshot: walks the access path and hands every candidate that
+/// passes the filter to a closure, as its key and record straight from the map (valid until
+/// the snapshot changes).
+struct QueryExecutor {
+    let realm: Realm
+    let table: Table
+    let txn: UnsafeTransaction
+
+    typealias Visit = (_ key: UnsafeRawBufferPointer, _ record: UnsafeRawBufferPointer) -> Bool
+
+    /// Calls `body` with each matching object in the access path's order until it returns false.
+    func forEach(_ plan: QueryPlan, _ body: Visit) {
+        do {
+            try walk(plan) { key, record in
+                table.checkRecord(record, in: realm.file)
+                if let filter = plan.filter, !filter(key, record) { return true }
+                return body(key, record)
+            }
+        } catch {
+            preconditionFailure("Cannot read '\(table.className)' from '\(realm.file.url.path)': \(error)")
+        }
+    }
+
+    /// The number of matching objects, from the index alone when the plan allows.
+    func count(_ plan: QueryPlan) -> Int {
+        if plan.countFromIndex, case .indexKeys(let column, let keys) = plan.access {
+            do {
+                let cursor = try Cursor(transaction: txn, dbi: table.indexes[column]!.dbi)
+                var total = 0
+                for key in keys {
+                    if try key.withUnsafeBytes({ try cursor.seek(exactly: $0) }) != nil { total += try cursor.valueCount() }
+                }
+                return total
+            } catch {
+                preconditionFailure("Cannot read the index of '\(table.className)' in '\(realm.file.url.path)': \(error)")
+            }
+        }
+        if case .fullScan = plan.access, plan.filter == nil {
+            return (try? txn.statistics(table.database.dbi).entries) ?? 0
+        }
+        var n = 0
+        forEach(plan) { _, _ in
+            n += 1
+            return true
+        }
+        return n
+    }
+
+    // MARK: - Access paths
+
+    private func walk(_ plan: QueryPlan, _ visit: Visit) throws {
+        let tableDBI = table.database.dbi
+        switch plan.access {
+        case .fullScan:
+            let cursor = try Cursor(transaction: txn, dbi: tableDBI)
+            try cursor.forEach { visit($0, $1) }
+
+        case .primaryKeys(let keys):
+            for key in keys {
+                let found = try key.withUnsafeBytes { try txn.get(tableDBI, key: $0) }
+                if let found, !key.withUnsafeBytes({ visit($0, found) }) { return }
+            }
+
+        case .primaryKeyRange(let lower, let upper):
+            let cursor = try Cursor(transaction: txn, dbi: tableDBI)
+            var entry = try lower.map { l in try l.withUnsafeBytes { try cursor.seek(atLeast: $0) } } ?? cursor.first()
+            while let e = entry {
+                if let upper, compareBytes(e.key, upper) > 0 { return }
+                guard visit(e.key, e.value) else { return }
+                entry = try cursor.next()
+            }
+
+        case .indexKeys(let column, let keys):
+            let cursor = try Cursor(transaction: txn, dbi: table.indexes[column]!.dbi)
+            for key in keys {
+                var entry = try key.withUnsafeBytes { try cursor.seek(exactly: $0) }
+                while let e = entry {
+                    guard try visitObject(e.value, visit) else { return }
+                    entry = try cursor.nextValue()
+                }
+            }
+
+        case .indexRange(let column, let lower, let upper):
+            let cursor = try Cursor(transaction: txn, dbi: table.indexes[column]!.dbi)
+            var entry = try lower.map { l in try l.withUnsafeBytes { try cursor.seek(atLeast: $0) } } ?? cursor.first()
+            while let e = entry {
+                if let upper, compareBytes(e.key, upper) > 0, !isCutPrefix(upper, of: e.key) { return }
+                guard try visitObject(e.value, visit) else { return }
+                entry = try cursor.next()
+            }
+
+        case .indexPrefix(let column, let prefix):
+            let cursor = try Cursor(transaction: txn, dbi: table.indexes[column]!.dbi)
+            var entry = try prefix.withUnsafeBytes { try cursor.seek(atLeast: $0) }
+            while let e = entry, e.key.count >= prefix.count, compareBytes(UnsafeRawBufferPointer(rebasing: e.key.prefix(prefix.count)), prefix) == 0 {
+                guard try visitObject(e.value, visit) else { return }
+                entry = try cursor.next()
+            }
+
+        case .ordered(nil, let ascending):
+            let cursor = try Cursor(transaction: txn, dbi: tableDBI)
+            var entry = try ascending ? cursor.first() : cursor.last()
+            while let e = entry {
+                guard visit(e.key, e.value) else { return }
+                entry = try ascending ? cursor.next() : cursor.previous()
+            }
+
+        case .ordered(let column?, let ascending):
+            try walkIndexInOrder(column: column, ascending: ascending, visit)
+        }
+    }
+
+    /// Whether `key` is a full-length index key cut from a value that `bound` may equal.
+    private func isCutPrefix(_ bound: [UInt8], of key: UnsafeRawBufferPointer) -> Bool {
+        bound.count == Table.maximumIndexKeyLength && key.count == Table.maximumIndexKeyLength
+            && compareBytes(key, bound) == 0
+    }
+
+    /// Looks up the object `key` found in an index and visits it.
+    private func visitObject(_ key: UnsafeRawBufferPointer, _ visit: Visit) throws -> Bool {
+        guard let record = try txn.get(table.database.dbi, key: key) else {
+            preconditionFailure("The realm at '\(realm.file.url.path)' is damaged: an index of '\(table.className)' names a missing object")
+        }
+        return visit(key, record)
+    }
+
+    /// Visits every object in the order of the index of `column`. Objects with equal values
+    /// come in key order either way (a stable sort), and values cut to the index's key length
+    /// are ordered by their whole value.
+    private func walkIndexInOrder(column: Int, ascending: Bool, _ visit: Visit) throws {
+        let cursor = try Cursor(transaction: txn, dbi: table.indexes[column]!.dbi)
+        var entry = try ascending ? cursor.first() : cursor.last()
+        while let e = entry {
+            let cut = e.key.count == Table.maximumIndexKeyLength
+            // The object keys under this index key, ascending. (Going down, the key is sought
+            // again: after MDB_LAST, LMDB's cursor is at its end and MDB_NEXT_DUP finds nothing.)
+            var group: [[UInt8]] = []
+            let indexKey = Array(e.key)
+            var value: Cursor.Entry? = try ascending ? e : indexKey.withUnsafeBytes { try cursor.seek(exactly: $0) }
+            while let v = value {
+                group.append(Array(v.value))
+                value = try cursor.nextValue()
+            }
+            var records = try group.map { key -> (key: [UInt8], record: UnsafeRawBufferPointer) in
+                guard let record = try key.withUnsafeBytes({ try txn.get(table.database.dbi, key: $0) }) else {
+                    preconditionFailure("The realm at '\(realm.file.url.path)' is damaged: an index of '\(table.className)' names a missing object")
+                }
+                return (key, record)
+            }
+            if cut {
+                let order = FieldOrder(table: table, column: column, file: realm.file)
+                records = records.enumerated().sorted { a, b in
+                    let c = order.compare(a.element.record, b.element.record)
+                    if c != 0 { return ascending ? c < 0 : c > 0 }
+                    return a.offset < b.offset
+                }.map(\.element)
+            }
+            for (key, record) in records {
+                guard key.withUnsafeBytes({ visit($0, record) }) else { return }
+            }
+            entry = try ascending ? cursor.nextKey() : cursor.previousKey()
+        }
+    }
+}
+
+/// The sort order of one stored column, compared on raw records: nulls first, numbers by
+/// value, strings and bytes by code point / byte, floating point by the same total order the
+/// index encoding uses.
+struct FieldOrder {
+    let table: Table
+    let column: Int
+    let file: StoreFile
+    let type: PropertyType
+
+    init(table: Table, column: Int, file: StoreFile) {
+        self.table = table
+        self.column = column
+        self.file = file
+        self.type = table.schema.properties[column].type
+    }
+
+    @inline(__always)
+    func field(_ record: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        table.field(record.baseAddress!, size: record.count, column: column, in: file)
+    }
+
+    /// Negative, zero or positive as `a`'s value sorts before, with or after `b`'s.
+    func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+        let fa = field(a)
+        let fb = field(b)
+        guard let x = fa else { return fb == nil ? 0 : -1 }
+        guard let y = fb else { return 1 }
+        return FieldOrder.compare(x, y, type)
+    }
+
+    static func compare(_ x: UnsafeRawBufferPointer, _ y: UnsafeRawBufferPointer, _ type: PropertyType) -> Int {
+        switch type {
+        case .int:
+            let (l, r) = (Int64._rlmDecode(x), Int64._rlmDecode(y))
+            return l < r ? -1 : (l > r ? 1 : 0)
+        case .double, .date:
+            let (l, r) = (orderedBits(Double._rlmDecode(x)), orderedBits(Double._rlmDecode(y)))
+            return l < r ? -1 : (l > r ? 1 : 0)
+        case .float:
+            let (l, r) = (orderedBits(Double(Float._rlmDecode(x))), orderedBits(Double(Float._rlmDecode(y))))
+            return l < r ? -1 : (l > r ? 1 : 0)
+        case .decimal:
+            let (l, r) = (Decimal._rlmDecode(x), Decimal._rlmDecode(y))
+            if l.isNaN || r.isNaN { return l.isNaN ? (r.isNaN ? 0 : -1) : 1 }
+            return l < r ? -1 : (l > r ? 1 : 0)
+        case .bool, .string, .data, .uuid, .objectId:
+            return compareRaw(x, y)
+        }
+    }
+
+    /// The IEEE total order as an unsigned integer: negatives inverted, positives with the
+    /// sign bit set (the order ``KeyEncoding`` stores).
+    @inline(__always)
+    static func orderedBits(_ d: Double) -> UInt64 {
+        let bits = d.bitPattern
+        return bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
+    }
+}
+
+/// memcmp order of two byte ranges.
+@inline(__always)
+func compareRaw(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+    let n = min(a.count, b.count)
+    if n > 0 {
+        let c = memcmp(a.baseAddress!, b.baseAddress!, n)
+        if c != 0 { return Int(c) }
+    }
+    return a.count - b.count
+}

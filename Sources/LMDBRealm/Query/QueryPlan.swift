@@ -1,0 +1,180 @@
+import Foundation
+
+/// How a query reaches its candidate objects.
+enum AccessPath {
+    /// Every object, in key order.
+    case fullScan
+    /// The objects with these table keys (primary-key equality or `IN`).
+    case primaryKeys([[UInt8]])
+    /// Table keys between two encoded bounds, both included (`nil`: open).
+    case primaryKeyRange(lower: [UInt8]?, upper: [UInt8]?)
+    /// The objects under these keys of the index of `column` (equality or `IN`).
+    case indexKeys(column: Int, keys: [[UInt8]])
+    /// Index keys of `column` between two bounds, both included (`nil`: open).
+    case indexRange(column: Int, lower: [UInt8]?, upper: [UInt8]?)
+    /// Index keys of a string `column` that start with `prefix` (`BEGINSWITH`).
+    case indexPrefix(column: Int, prefix: [UInt8])
+    /// Every object in the order of the index of `column` (`nil`: the primary key), for a sort
+    /// with a limit: the walk stops once the limit is reached.
+    case ordered(column: Int?, ascending: Bool)
+}
+
+/// A query's plan: where candidates come from, and the test each must pass.
+struct QueryPlan: CustomStringConvertible {
+    let table: Table
+    let access: AccessPath
+    /// The whole query, checked on every candidate; `nil` when there is none.
+    let filter: Matcher?
+    /// Whether the index alone answers the count (one equality or `IN` on an index, nothing
+    /// else, no probe cut to the index's key length).
+    let countFromIndex: Bool
+
+    var description: String {
+        let name = table.className
+        func prop(_ c: Int) -> String { "\(name).\(table.schema.properties[c].name)" }
+        let what: String
+        switch access {
+        case .fullScan: what = "full scan of \(name)"
+        case .primaryKeys(let keys): what = "primary-key lookup of \(keys.count) key\(keys.count == 1 ? "" : "s") in \(name)"
+        case .primaryKeyRange: what = "primary-key range of \(name)"
+        case .indexKeys(let c, let keys): what = "index equality on \(prop(c)) (\(keys.count) key\(keys.count == 1 ? "" : "s"))"
+        case .indexRange(let c, _, _): what = "index range on \(prop(c))"
+        case .indexPrefix(let c, _): what = "index prefix range on \(prop(c))"
+        case .ordered(let c, let ascending):
+            what = "index-ordered scan of \(c.map(prop) ?? "\(name) primary key") \(ascending ? "ascending" : "descending")"
+        }
+        return what + (filter == nil ? "" : ", filtered") + (countFromIndex ? ", count from index" : "")
+    }
+}
+
+/// Chooses a plan for a query and the sort and limit that follow it.
+struct QueryPlanner {
+    let table: Table
+    let compiler: QueryCompiler
+
+    /// A plan for `query`, then `sort` (the first sort key decides an ordered walk) and
+    /// `limit`.
+    func plan(_ query: QueryNode?, sort: [SortDescriptor], limit: Int?) -> QueryPlan {
+        let filter = query.map(compiler.compile)
+        let conjuncts: [QueryNode]
+        switch query {
+        case .and(let children): conjuncts = children
+        case .some(let node): conjuncts = [node]
+        case .none: conjuncts = []
+        }
+
+        var best: (rank: Int, access: AccessPath, exact: Bool)?
+        for node in conjuncts {
+            guard let candidate = access(for: node) else { continue }
+            if best == nil || candidate.rank < best!.rank {
+                best = (candidate.rank, candidate.access, candidate.exact && conjuncts.count == 1)
+            }
+        }
+        // A sort with a limit and no selective lookup walks the sort key's order and stops early.
+        if let limit, limit >= 0, let first = sort.first, best == nil || best!.rank >= 3,
+            let column = table.schema.properties.firstIndex(where: { $0.name == first.keyPath })
+        {
+            let isKey = column == table.primaryKeyColumn
+            if isKey || table.indexes[column] != nil, sort.count == 1 || isKey {
+                return QueryPlan(
+                    table: table, access: .ordered(column: isKey ? nil : column, ascending: first.ascending),
+                    filter: filter, countFromIndex: false)
+            }
+        }
+        guard let best else {
+            return QueryPlan(table: table, access: .fullScan, filter: filter, countFromIndex: false)
+        }
+        return QueryPlan(table: table, access: best.access, filter: filter, countFromIndex: best.exact)
+    }
+
+    /// An index or primary-key path for one conjunct, ranked (lower is better), and whether
+    /// the index alone decides it.
+    private func access(for node: QueryNode) -> (rank: Int, access: AccessPath, exact: Bool)? {
+        switch node {
+        case .comparison(let name, let op, let value, let options):
+            guard options.isEmpty, let column = indexedColumn(name), let key = probe(value, column) else { return nil }
+            let isKey = column == table.primaryKeyColumn
+            let full = key.count < Table.maximumIndexKeyLength
+            switch op {
+            case .equal:
+                return isKey ? (0, .primaryKeys([key]), true) : (1, .indexKeys(column: column, keys: [key]), full)
+            case .notEqual:
+                return nil
+            case .less, .lessOrEqual, .greater, .greaterOrEqual:
+                if case .null = value { return nil }
+                // Nulls (tag 0) are never less or greater than a value: start after them.
+                let lower: [UInt8]? = (op == .greater || op == .greaterOrEqual) ? key : [KeyEncoding.valueTag]
+                let upper: [UInt8]? = (op == .less || op == .lessOrEqual) ? key : nil
+                return isKey
+                    ? (2, .primaryKeyRange(lower: lower, upper: upper), false)
+                    : (3, .indexRange(column: column, lower: lower, upper: upper), false)
+            }
+        case .membership(let name, let values):
+            guard let column = indexedColumn(name), !values.isEmpty else { return nil }
+            var keys: [[UInt8]] = []
+            for v in values {
+                guard let key = probe(v, column) else { return nil }
+                keys.append(key)
+            }
+            keys = Array(Set(keys)).sorted { $0.lexicographicallyPrecedes($1) }
+            let full = keys.allSatisfy { $0.count < Table.maximumIndexKeyLength }
+            return column == table.primaryKeyColumn
+                ? (0, .primaryKeys(keys), true) : (1, .indexKeys(column: column, keys: keys), full)
+        case .between(let name, let lower, let upper):
+            guard let column = indexedColumn(name), let lo = probe(lower, column), let hi = probe(upper, column),
+                lower != .null, upper != .null
+            else { return nil }
+            return column == table.primaryKeyColumn
+                ? (2, .primaryKeyRange(lower: lo, upper: hi), false) : (3, .indexRange(column: column, lower: lo, upper: hi), false)
+        case .stringMatch(let name, .beginsWith, let pattern, let options):
+            guard options.isEmpty, let column = indexedColumn(name), column != table.primaryKeyColumn,
+                table.schema.properties[column].type == .string
+            else { return nil }
+            var prefix: [UInt8] = [KeyEncoding.valueTag]
+            prefix.append(contentsOf: pattern.utf8)
+            guard prefix.count < Table.maximumIndexKeyLength else { return nil }
+            return (3, .indexPrefix(column: column, prefix: prefix), false)
+        default:
+            return nil
+        }
+    }
+
+    /// The stored column of `name` if it is the primary key or has an index.
+    private func indexedColumn(_ name: String) -> Int? {
+        guard let c = table.schema.properties.firstIndex(where: { $0.name == name }) else { return nil }
+        return c == table.primaryKeyColumn || table.indexes[c] != nil ? c : nil
+    }
+
+    /// The encoded key of `value` for `column`, or `nil` if the value is not of the column's
+    /// own kind (then the index's order does not apply, and the query scans).
+    private func probe(_ value: QueryValue, _ column: Int) -> [UInt8]? {
+        let property = table.schema.properties[column]
+        guard let bytes = value.fieldBytes(for: property.type) else {
+            if case .null = value, property.isOptional { return [KeyEncoding.nullTag] }
+            return nil
+        }
+        var key: [UInt8] = []
+        bytes.withUnsafeBytes { KeyEncoding.append($0, type: property.type, to: &key) }
+        if column != table.primaryKeyColumn, key.count > Table.maximumIndexKeyLength {
+            key.removeLast(key.count - Table.maximumIndexKeyLength)
+        }
+        return key
+    }
+}
+
+extension QueryValue {
+    /// The record bytes of this value in a column of kind `type`, when it is exactly of that
+    /// kind (an `Int` for an int column, and so on).
+    func fieldBytes(for type: PropertyType) -> [UInt8]? {
+        switch (self, type) {
+        case (.int(let v), .int): withUnsafeBytes(of: v.littleEndian) { Array($0) }
+        case (.bool(let v), .bool): [v ? 1 : 0]
+        case (.string(let v), .string): Array(v.utf8)
+        case (.date(let v), .date): withUnsafeBytes(of: v.timeIntervalSinceReferenceDate.bitPattern.littleEndian) { Array($0) }
+        case (.uuid, .uuid), (.objectId, .objectId): rawBytes
+        case (.string(let s), .uuid): UUID(uuidString: s).map { u in withUnsafeBytes(of: u.uuid) { Array($0) } }
+        case (.string(let s), .objectId): (try? ObjectId(string: s)).map { o in withUnsafeBytes(of: o.bytes) { Array($0) } }
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,204 @@
+public import Foundation
+
+// Filtering, sorting and shaping: each returns a new live Results; nothing runs until read.
+extension Results {
+    /// The objects for which `isIncluded` holds.
+    ///
+    /// ```swift
+    /// let sports = articles.where { $0.section == "Sports" && $0.wordCount > 500 }
+    /// ```
+    public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> {
+        core.realm.checkThread()
+        let query = isIncluded(Query<Element>(.root(core.info)))
+        return Results(core: core.appending(.filter(query.node)))
+    }
+
+    /// The objects sorted by the property `keyPath`.
+    ///
+    /// ```swift
+    /// let newest = articles.sorted(byKeyPath: "pubDate", ascending: false)
+    /// ```
+    /// - Precondition: `keyPath` names a persisted property.
+    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
+        sorted(by: [SortDescriptor(keyPath: keyPath, ascending: ascending)])
+    }
+
+    /// The objects sorted by the persisted property `keyPath` reads.
+    public func sorted<Value>(by keyPath: KeyPath<Element, Value>, ascending: Bool = true) -> Results<Element> {
+        sorted(by: [SortDescriptor(keyPath: keyPath, ascending: ascending)])
+    }
+
+    /// The objects sorted by several keys: the first decides, the next break ties, and objects
+    /// equal on every key keep their order.
+    public func sorted<S: Sequence>(by descriptors: S) -> Results<Element> where S.Element == SortDescriptor {
+        core.realm.checkThread()
+        let descriptors = Array(descriptors)
+        if let binding = core.resolveBinding() {
+            for d in descriptors { _ = core.realm.storedColumn(d.keyPath, of: binding.table, for: "sort") }
+        } else {
+            for d in descriptors where core.info.schema[d.keyPath] == nil {
+                preconditionFailure("Cannot sort on key path '\(d.keyPath)': property '\(core.info.schema.className).\(d.keyPath)' not found.")
+            }
+        }
+        return Results(core: core.appending(.sort(descriptors)))
+    }
+
+    /// The first object of each combination of values of `keyPaths`, in the current order.
+    ///
+    /// ```swift
+    /// let oneEach = articles.sorted(byKeyPath: "pubDate").distinct(by: ["section"])
+    /// ```
+    public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String {
+        core.realm.checkThread()
+        let names = Array(keyPaths)
+        for name in names where core.info.schema[name] == nil {
+            preconditionFailure("Cannot distinct on key path '\(name)': property '\(core.info.schema.className).\(name)' not found.")
+        }
+        return Results(core: core.appending(.distinct(names)))
+    }
+
+    /// At most the first `count` objects. The limit stays live: as objects come and go, it
+    /// keeps showing the first `count` of the current results.
+    ///
+    /// Sorted by an indexed property (or the primary key) and limited, results are read in the
+    /// index's order and the walk stops after `count` objects: no full sort.
+    public func limit(_ count: Int) -> Results<Element> {
+        core.realm.checkThread()
+        precondition(count >= 0, "limit(\(count)): the count cannot be negative")
+        return Results(core: core.appending(.limit(count)))
+    }
+
+    /// The position of `object` in the results, or `nil` if it is not among them.
+    public func index(of object: Element) -> Int? {
+        core.realm.checkThread()
+        return core.index(of: object)
+    }
+}
+
+// MARK: - Aggregates
+
+extension Results {
+    /// The stored column of `name`, checked to be of a kind the aggregate accepts.
+    private func aggregateColumn(_ name: String, _ function: String, accepts: (PropertyType) -> Bool) -> Int? {
+        guard let binding = core.resolveBinding() else {
+            guard let p = core.info.schema[name] else {
+                preconditionFailure("Cannot \(function) on key path '\(name)': property '\(core.info.schema.className).\(name)' not found.")
+            }
+            precondition(accepts(p.type), "Cannot \(function) property '\(name)': operation not supported for '\(p.type.rawValue)' properties.")
+            return nil
+        }
+        let column = core.realm.storedColumn(name, of: binding.table, for: function)
+        let type = binding.table.schema.properties[column].type
+        precondition(accepts(type), "Cannot \(function) property '\(name)': operation not supported for '\(type.rawValue)' properties.")
+        return column
+    }
+
+    private func propertyName<V>(_ keyPath: KeyPath<Element, V>) -> String {
+        guard let name = ClassInfo.of(Element.self).propertyName(for: keyPath) else {
+            preconditionFailure("\(keyPath) is not a persisted property of \(Element.className())")
+        }
+        return name
+    }
+
+    /// The smallest value of the property `property`, ignoring `nil`s; `nil` if there is none.
+    ///
+    /// ```swift
+    /// let fewest: Int? = articles.min(ofProperty: "wordCount")
+    /// ```
+    public func min<T: _Persistable & Comparable>(ofProperty property: String) -> T? {
+        extreme(property, "min") { $0 < $1 }
+    }
+
+    /// The largest value of the property `property`, ignoring `nil`s; `nil` if there is none.
+    public func max<T: _Persistable & Comparable>(ofProperty property: String) -> T? {
+        extreme(property, "max") { $0 > $1 }
+    }
+
+    /// The smallest value `keyPath` reads, ignoring `nil`s.
+    public func min<T: _Persistable & Comparable>(of keyPath: KeyPath<Element, T>) -> T? { min(ofProperty: propertyName(keyPath)) }
+    /// The smallest value an optional `keyPath` reads, ignoring `nil`s.
+    public func min<T: _Persistable & Comparable>(of keyPath: KeyPath<Element, T?>) -> T? { min(ofProperty: propertyName(keyPath)) }
+    /// The largest value `keyPath` reads, ignoring `nil`s.
+    public func max<T: _Persistable & Comparable>(of keyPath: KeyPath<Element, T>) -> T? { max(ofProperty: propertyName(keyPath)) }
+    /// The largest value an optional `keyPath` reads, ignoring `nil`s.
+    public func max<T: _Persistable & Comparable>(of keyPath: KeyPath<Element, T?>) -> T? { max(ofProperty: propertyName(keyPath)) }
+
+    private func extreme<T: _Persistable & Comparable>(_ property: String, _ function: String, _ better: (T, T) -> Bool) -> T? {
+        core.realm.checkThread()
+        guard let column = aggregateColumn(property, function, accepts: { $0 == T._rlmType || ($0 == .float && T._rlmType == .double) })
+        else { return nil }
+        var result: T?
+        core.forEachField(column) { field in
+            guard let field else { return }
+            let value = T._rlmDecode(field)
+            if let v = value as? Double, v.isNaN { return }
+            if let v = value as? Float, v.isNaN { return }
+            if result == nil || better(value, result!) { result = value }
+        }
+        return result
+    }
+
+    /// The sum of the property `property`, `nil`s counting as nothing; zero for no objects.
+    ///
+    /// ```swift
+    /// let words: Int = articles.sum(ofProperty: "wordCount")
+    /// ```
+    public func sum<T: _Persistable & AdditiveArithmetic>(ofProperty property: String) -> T {
+        core.realm.checkThread()
+        guard let column = aggregateColumn(property, "sum", accepts: { $0 == T._rlmType }) else { return .zero }
+        var total = T.zero
+        core.forEachField(column) { field in
+            if let field { total += T._rlmDecode(field) }
+        }
+        return total
+    }
+
+    /// The sum of the values `keyPath` reads.
+    public func sum<T: _Persistable & AdditiveArithmetic>(of keyPath: KeyPath<Element, T>) -> T { sum(ofProperty: propertyName(keyPath)) }
+    /// The sum of the values an optional `keyPath` reads, `nil`s counting as nothing.
+    public func sum<T: _Persistable & AdditiveArithmetic>(of keyPath: KeyPath<Element, T?>) -> T { sum(ofProperty: propertyName(keyPath)) }
+
+    /// The mean of the numeric property `property`, ignoring `nil`s; `nil` if there is none.
+    ///
+    /// ```swift
+    /// let mean: Double? = articles.average(ofProperty: "wordCount")
+    /// ```
+    public func average<T: BinaryFloatingPoint>(ofProperty property: String) -> T? {
+        core.realm.checkThread()
+        guard let column = aggregateColumn(property, "average", accepts: { [.int, .float, .double, .decimal].contains($0) }),
+            let binding = core.resolveBinding()
+        else { return nil }
+        let type = binding.table.schema.properties[column].type
+        var total = 0.0
+        var count = 0
+        core.forEachField(column) { field in
+            guard let field else { return }
+            total += type == .decimal ? NSDecimalNumber(decimal: Decimal._rlmDecode(field)).doubleValue : decodeDouble(field, type)
+            count += 1
+        }
+        return count == 0 ? nil : T(total / Double(count))
+    }
+
+    /// The mean of the numeric property `property` as a `Decimal`, exact for integer and
+    /// decimal properties.
+    public func average(ofProperty property: String) -> Decimal? {
+        core.realm.checkThread()
+        guard let column = aggregateColumn(property, "average", accepts: { [.int, .float, .double, .decimal].contains($0) }),
+            let binding = core.resolveBinding()
+        else { return nil }
+        let type = binding.table.schema.properties[column].type
+        var total = Decimal(0)
+        var count = 0
+        core.forEachField(column) { field in
+            guard let field else { return }
+            total += decodeDecimal(field, type)
+            count += 1
+        }
+        return count == 0 ? nil : total / Decimal(count)
+    }
+
+    /// The mean of the values `keyPath` reads.
+    public func average<T: BinaryFloatingPoint, V: _Persistable>(of keyPath: KeyPath<Element, V>) -> T? {
+        average(ofProperty: propertyName(keyPath))
+    }
+}

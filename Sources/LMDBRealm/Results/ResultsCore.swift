@@ -1,0 +1,295 @@
+import Foundation
+internal import LMDBKit
+
+/// One step of a `Results` chain, applied in the order written.
+enum ResultsStep {
+    case filter(QueryNode)
+    case sort([SortDescriptor])
+    case distinct([String])
+    case limit(Int)
+}
+
+/// The shared, mutable part of a `Results`: the realm, the class, the chain of steps, and what
+/// evaluation cached for the realm's current version.
+final class ResultsCore {
+    let realm: Realm
+    let info: ClassInfo
+    let steps: [ResultsStep]
+    private(set) var binding: TableBinding?
+
+    /// The evaluated objects and their records, valid while `entriesGeneration` is the
+    /// realm's generation.
+    private var entries: [(key: ObjectKey, record: UnsafeRawBufferPointer)] = []
+    private var entriesGeneration: UInt64 = 0
+    private var keys: [ObjectKey] = []
+    private var keysGeneration: UInt64 = 0
+
+    init(realm: Realm, info: ClassInfo, steps: [ResultsStep] = []) {
+        self.realm = realm
+        self.info = info
+        self.steps = steps
+    }
+
+    /// A core for this chain with `step` appended.
+    func appending(_ step: ResultsStep) -> ResultsCore {
+        ResultsCore(realm: realm, info: info, steps: steps + [step])
+    }
+
+    /// Whether this is the whole table, unfiltered and unshaped.
+    var isWholeTable: Bool { steps.isEmpty }
+
+    /// The class's table binding, once the file has the class.
+    func resolveBinding() -> TableBinding? {
+        if let binding, binding.table === realm.currentTable(binding) { return binding }
+        binding = realm.bindingForReading(info.type)
+        return binding
+    }
+
+    // MARK: - Planning
+
+    /// The filters before the first shaping step, as one query; the rest of the chain.
+    private func split() -> (query: QueryNode?, rest: ArraySlice<ResultsStep>) {
+        var query: QueryNode?
+        var index = steps.startIndex
+        while index < steps.endIndex, case .filter(let node) = steps[index] {
+            query = query.map { $0 && node } ?? node
+            index += 1
+        }
+        return (query, steps[index...])
+    }
+
+    /// The plan for the leading filters, with the sort and limit that follow them when a
+    /// walk in index order can serve both.
+    private func plan(_ binding: TableBinding) -> (plan: QueryPlan, consumed: Int) {
+        let (query, rest) = split()
+        let compiler = QueryCompiler(table: binding.table, binding: binding, realm: realm)
+        let planner = QueryPlanner(table: binding.table, compiler: compiler)
+        if let first = rest.first, case .sort(let sort) = first, rest.count >= 2,
+            case .limit(let n) = rest[rest.startIndex + 1]
+        {
+            let plan = planner.plan(query, sort: sort, limit: n)
+            if case .ordered = plan.access { return (plan, 2) }
+            return (plan, 0)
+        }
+        return (planner.plan(query, sort: [], limit: nil), 0)
+    }
+
+    /// How the chain is answered, for tests and debugging: the access path, then the steps
+    /// applied after it.
+    func explain() -> String {
+        guard let binding = resolveBinding() else { return "no objects: \(info.schema.className) is not in the file" }
+        let (plan, consumed) = plan(binding)
+        var parts = [plan.description]
+        if consumed == 2, case .limit(let n)? = split().rest.dropFirst().first { parts.append("stop after \(n)") }
+        for step in split().rest.dropFirst(consumed) {
+            switch step {
+            case .filter(let node): parts.append("then filter \(node)")
+            case .sort(let descriptors): parts.append("then sort by \(descriptors.map(\.description).joined(separator: ", "))")
+            case .distinct(let names): parts.append("then distinct by \(names.joined(separator: ", "))")
+            case .limit(let n): parts.append("then limit \(n)")
+            }
+        }
+        return parts.joined(separator: "; ")
+    }
+
+    // MARK: - Evaluation
+
+    /// The number of objects, without creating any: table statistics for a whole table, an
+    /// index count for a lone indexed equality, a filtered walk otherwise.
+    func count() -> Int {
+        guard let binding = resolveBinding() else { return 0 }
+        let txn = realm.readTransaction()
+        let (query, rest) = split()
+        if rest.isEmpty {
+            let executor = QueryExecutor(realm: realm, table: binding.table, txn: txn)
+            if query == nil { return (try? txn.statistics(binding.table.database.dbi).entries) ?? 0 }
+            return executor.count(plan(binding).plan)
+        }
+        if rest.count == 1, case .limit(let n) = rest.first! {
+            return min(max(n, 0), ResultsCore(realm: realm, info: info, steps: Array(steps.dropLast())).count())
+        }
+        return evaluate().count
+    }
+
+    /// Every object of the chain with its record, in order; cached per realm version.
+    func evaluate() -> [(key: ObjectKey, record: UnsafeRawBufferPointer)] {
+        let txn = realm.readTransaction()
+        if entriesGeneration == realm.generation { return entries }
+        entries.removeAll(keepingCapacity: true)
+        defer { entriesGeneration = realm.generation }
+        guard let binding = resolveBinding() else { return entries }
+        let table = binding.table
+        let (plan, consumed) = plan(binding)
+        let executor = QueryExecutor(realm: realm, table: table, txn: txn)
+        var remaining = split().rest.dropFirst(consumed)
+        // A lone limit stops the walk early too.
+        var stopAfter: Int?
+        if consumed == 2, case .limit(let n)? = split().rest.dropFirst().first { stopAfter = n }
+        if case .limit(let n)? = remaining.first, case .fullScan = plan.access {
+            stopAfter = n
+            remaining = remaining.dropFirst()
+        }
+        if let n = stopAfter, n <= 0 { return entries }
+        executor.forEach(plan) { key, record in
+            entries.append((ObjectKey(key), record))
+            return stopAfter.map { entries.count < $0 } ?? true
+        }
+        // Index paths visit objects in value order; unsorted results are in key order.
+        switch plan.access {
+        case .indexKeys(_, let keys) where keys.count > 1: sortByKey()
+        case .indexRange, .indexPrefix: sortByKey()
+        default: break
+        }
+        for step in remaining {
+            switch step {
+            case .filter(let node):
+                let matcher = QueryCompiler(table: table, binding: binding, realm: realm).compile(node)
+                entries = entries.filter { e in e.key.withBytes { matcher($0, e.record) } }
+            case .sort(let descriptors):
+                sort(by: descriptors, table: table)
+            case .distinct(let names):
+                distinct(by: names, table: table)
+            case .limit(let n):
+                if entries.count > max(n, 0) { entries.removeLast(entries.count - max(n, 0)) }
+            }
+        }
+        return entries
+    }
+
+    private func sortByKey() {
+        entries.sort { a, b in a.key.withBytes { x in b.key.withBytes { y in compareRaw(x, y) < 0 } } }
+    }
+
+    /// A stable sort of `entries` by `descriptors`.
+    private func sort(by descriptors: [SortDescriptor], table: Table) {
+        let orders = descriptors.map { d in
+            (FieldOrder(table: table, column: realm.storedColumn(d.keyPath, of: table, for: "sort"), file: realm.file), d.ascending)
+        }
+        entries = entries.enumerated().sorted { a, b in
+            for (order, ascending) in orders {
+                let c = order.compare(a.element.record, b.element.record)
+                if c != 0 { return ascending ? c < 0 : c > 0 }
+            }
+            return a.offset < b.offset
+        }.map(\.element)
+    }
+
+    /// Keeps the first object of each combination of values of `names`.
+    private func distinct(by names: [String], table: Table) {
+        let columns = names.map { realm.storedColumn($0, of: table, for: "distinct") }
+        var seen = Set<[UInt8]>()
+        entries = entries.filter { e in
+            var signature: [UInt8] = []
+            for c in columns {
+                let f = table.field(e.record.baseAddress!, size: e.record.count, column: c, in: realm.file)
+                var part: [UInt8] = []
+                KeyEncoding.append(f, type: table.schema.properties[c].type, to: &part)
+                withUnsafeBytes(of: UInt32(part.count)) { signature.append(contentsOf: $0) }
+                signature.append(contentsOf: part)
+            }
+            return seen.insert(signature).inserted
+        }
+    }
+
+    /// The keys of the chain's objects, in order; cached per realm version.
+    func evaluatedKeys() -> [ObjectKey] {
+        let txn = realm.readTransaction()
+        if keysGeneration == realm.generation { return keys }
+        keys.removeAll(keepingCapacity: true)
+        if isWholeTable {
+            if let binding = resolveBinding() {
+                do {
+                    let cursor = try Cursor(transaction: txn, dbi: binding.table.database.dbi)
+                    try cursor.forEach { key, _ in
+                        keys.append(ObjectKey(key))
+                        return true
+                    }
+                } catch {
+                    preconditionFailure("Cannot read '\(binding.table.className)' from '\(realm.file.url.path)': \(error)")
+                }
+            }
+        } else {
+            keys = evaluate().map(\.key)
+        }
+        keysGeneration = realm.generation
+        return keys
+    }
+
+    /// The object at `position`.
+    func object(at position: Int) -> Object {
+        let txn = realm.readTransaction()
+        if !isWholeTable {
+            let entries = evaluate()
+            precondition(
+                position >= 0 && position < entries.count, "Index \(position) is out of bounds (must be less than \(entries.count)).")
+            return entries[position].key.withBytes { realm.makeObject(self.binding!, key: $0, record: entries[position].record) }
+        }
+        let keys = evaluatedKeys()
+        precondition(position >= 0 && position < keys.count, "Index \(position) is out of bounds (must be less than \(keys.count)).")
+        let tableBinding = self.binding!
+        do {
+            let record = try keys[position].withBytes { try txn.get(tableBinding.table.database.dbi, key: $0) }
+            guard let record else { preconditionFailure("Object has been deleted or invalidated.") }
+            return keys[position].withBytes { realm.makeObject(tableBinding, key: $0, record: record) }
+        } catch {
+            preconditionFailure("Cannot read '\(tableBinding.table.className)' from '\(realm.file.url.path)': \(error)")
+        }
+    }
+
+    func lastObject() -> Object? {
+        guard let binding = resolveBinding() else { return nil }
+        if !isWholeTable {
+            guard let last = evaluate().last else { return nil }
+            return last.key.withBytes { realm.makeObject(binding, key: $0, record: last.record) }
+        }
+        do {
+            let cursor = try Cursor(transaction: realm.readTransaction(), dbi: binding.table.database.dbi)
+            guard let entry = try cursor.last() else { return nil }
+            return realm.makeObject(binding, key: entry.key, record: entry.value)
+        } catch {
+            preconditionFailure("Cannot read '\(binding.table.className)' from '\(realm.file.url.path)': \(error)")
+        }
+    }
+
+    /// The position of `object` in the chain, or `nil`.
+    func index(of object: Object) -> Int? {
+        guard object._realm === realm, type(of: object) == info.type, !object.isInvalidated else { return nil }
+        let key = object._key
+        if isWholeTable { return evaluatedKeys().firstIndex(of: key) }
+        return evaluate().firstIndex { $0.key == key }
+    }
+
+    /// Calls `body` with the field of stored column `column` of every object of the chain.
+    func forEachField(_ column: Int, _ body: (UnsafeRawBufferPointer?) -> Void) {
+        guard let binding = resolveBinding() else { return }
+        let table = binding.table
+        if isWholeTable || split().rest.isEmpty {
+            let txn = realm.readTransaction()
+            let executor = QueryExecutor(realm: realm, table: table, txn: txn)
+            executor.forEach(plan(binding).plan) { _, record in
+                body(table.field(record.baseAddress!, size: record.count, column: column, in: realm.file))
+                return true
+            }
+            return
+        }
+        for e in evaluate() {
+            body(table.field(e.record.baseAddress!, size: e.record.count, column: column, in: realm.file))
+        }
+    }
+}
+
+extension Realm {
+    /// The stored column of property `name` of `table`, or stops the process naming the
+    /// property (Realm's behaviour for a bad key path in `sorted`, `distinct` and aggregates).
+    func storedColumn(_ name: String, of table: Table, for purpose: String) -> Int {
+        guard let c = table.schema.properties.firstIndex(where: { $0.name == name }) else {
+            preconditionFailure("Cannot \(purpose) on key path '\(name)': property '\(table.className).\(name)' not found.")
+        }
+        return c
+    }
+
+    /// The table the file knows now for `binding`'s class (it changes when indexes do).
+    func currentTable(_ binding: TableBinding) -> Table? {
+        bindingForReading(binding.classInfo.type)?.table
+    }
+}
