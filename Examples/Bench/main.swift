@@ -12,6 +12,16 @@ final class Article: Object {
     @Persisted var url: String
     @Persisted var leadParagraph: String
     @Persisted(indexed: true) var section: String
+    @Persisted(indexed: true) var pubDate: Date
+    @Persisted var wordCount: Int
+}
+
+/// The same model without secondary indexes, for the queries an index should speed up.
+final class PlainArticle: Object {
+    @Persisted(primaryKey: true) var id: Int64
+    @Persisted var url: String
+    @Persisted var leadParagraph: String
+    @Persisted var section: String
     @Persisted var pubDate: Date
     @Persisted var wordCount: Int
 }
@@ -91,7 +101,7 @@ var kitTimes: [String: [Double]] = [:]
 var checksum = 0
 
 @MainActor func realmRound(_ round: Int) throws {
-    let config = Realm.Configuration(fileURL: directory.appendingPathComponent("realm-\(round).realm"), objectTypes: [Article.self])
+    let config = Realm.Configuration(fileURL: directory.appendingPathComponent("realm-\(round).realm"), objectTypes: [Article.self, PlainArticle.self])
     defer { _ = try? Realm.deleteFiles(for: config) }
     do {
         let realm = try Realm(configuration: config)
@@ -123,6 +133,40 @@ var checksum = 0
             }
         })
         checksum &+= sum &+ found
+
+        // Queries, against the same data without indexes.
+        try realm.write {
+            for row in rows {
+                let a = PlainArticle()
+                a.id = row.id
+                a.url = row.url
+                a.leadParagraph = row.lead
+                a.section = row.section
+                a.pubDate = row.pubDate
+                a.wordCount = row.wordCount
+                try realm.add(a)
+            }
+        }
+        let articles = realm.objects(Article.self)
+        let plain = realm.objects(PlainArticle.self)
+        var counted = 0
+        let repeats = 20
+        realmTimes["count_indexed", default: []].append(seconds {
+            for _ in 0..<repeats { counted &+= articles.where { $0.section == "Sports" }.count }
+        } / Double(repeats))
+        realmTimes["count_unindexed", default: []].append(seconds {
+            counted &+= plain.where { $0.section == "Sports" }.count
+        })
+        realmTimes["count_filter", default: []].append(seconds {
+            counted &+= plain.where { $0.wordCount > 1800 }.count
+        })
+        realmTimes["top100_indexed", default: []].append(seconds {
+            for _ in 0..<repeats { counted &+= Int(articles.sorted(byKeyPath: "pubDate", ascending: false).limit(100).last!.id) }
+        } / Double(repeats))
+        realmTimes["top100_sorted", default: []].append(seconds {
+            counted &+= Int(plain.sorted(byKeyPath: "pubDate", ascending: false).limit(100).last!.id)
+        })
+        checksum &+= counted
     }
 }
 
@@ -217,7 +261,7 @@ if let op = ProcessInfo.processInfo.environment["BENCH_PROFILE"] {
             })
         }
     } else {
-        let config = Realm.Configuration(fileURL: directory.appendingPathComponent("profile.realm"), objectTypes: [Article.self])
+        let config = Realm.Configuration(fileURL: directory.appendingPathComponent("profile.realm"), objectTypes: [Article.self, PlainArticle.self])
         let realm = try Realm(configuration: config)
         try realm.write {
             for row in rows {
@@ -257,3 +301,16 @@ for (op, n) in [("insert", count), ("scan", count), ("get", lookups.count)] {
     print(String(format: "%-14@ %16.0f %16.0f %10.2f", op as NSString, r, k, r / k))
 }
 print("(medians of \(rounds) rounds, N = \(count); checksum \(checksum))")
+print("")
+print("query (LMDBRealm)                           seconds     objects/s")
+for (op, label) in [
+    ("count_indexed", "section == 'Sports' count, indexed"), ("count_unindexed", "section == 'Sports' count, no index"),
+    ("count_filter", "wordCount > 1800 count, no index"), ("top100_indexed", "sorted(pubDate).limit(100), indexed"),
+    ("top100_sorted", "sorted(pubDate).limit(100), full sort"),
+] {
+    let t = median(realmTimes[op]!)
+    print(String(format: "%-40@ %10.6f %13.0f", label as NSString, t, Double(count) / t))
+}
+let indexGain = median(realmTimes["count_unindexed"]!) / median(realmTimes["count_indexed"]!)
+let sortGain = median(realmTimes["top100_sorted"]!) / median(realmTimes["top100_indexed"]!)
+print(String(format: "indexed count %.0fx faster than without the index; index-ordered top 100 %.0fx faster than a full sort", indexGain, sortGain))

@@ -245,7 +245,7 @@ public final class Environment: @unchecked Sendable {
             // lmdb.h: the write transaction on this thread has opened database handles that are
             // "private to the current transaction" until it commits; another transaction opening
             // one now would be handed the same slot.
-            preconditionFailure(
+            fatalError(
                 "Environment.database(named:) was called while this thread's write transaction opens databases; use Transaction.openDatabase(named:) inside the write")
         }
         dbiLock.lock()

@@ -119,7 +119,7 @@ func check(_ rc: Int32, _ operation: @autoclosure () -> String) throws(LMDBError
 @usableFromInline
 func fail(_ rc: Int32, _ operation: String) throws(LMDBError) {
     if isProgrammerError(rc) {
-        preconditionFailure("LMDB misuse in \(operation): \(String(cString: mdb_strerror(rc))) (\(rc))")
+        fatalError("LMDB misuse in \(operation): \(String(cString: mdb_strerror(rc))) (\(rc))")
     }
     throw LMDBError(code: rc, context: operation)
 }

@@ -118,7 +118,7 @@ public struct Transaction: ~Copyable {
     /// Releases a read transaction's snapshot but keeps its handle for ``renew()``.
     /// The corresponding LMDB function is `mdb_txn_reset`.
     package func reset() {
-        precondition(isReadOnly, "only a read transaction can be reset")
+        require(isReadOnly, "only a read transaction can be reset")
         guard !state.isReset else { return }
         mdb_txn_reset(handle)
         state.isReset = true
@@ -128,7 +128,7 @@ public struct Transaction: ~Copyable {
     /// Takes a new snapshot in a reset read transaction. The corresponding LMDB function is
     /// `mdb_txn_renew`.
     package func renew() throws {
-        precondition(isReadOnly, "only a read transaction can be renewed")
+        require(isReadOnly, "only a read transaction can be renewed")
         guard state.isReset else { return }
         while true {
             environment.enterTransaction()
@@ -156,7 +156,7 @@ public struct Transaction: ~Copyable {
     /// visible to other transactions when this one commits, and vanishes if it aborts.
     /// The corresponding LMDB function is `mdb_dbi_open`.
     public func createDatabase(named name: String, flags: Database.Flags = []) throws -> Database {
-        precondition(!isReadOnly, "createDatabase(named:) needs a write transaction")
+        require(!isReadOnly, "createDatabase(named:) needs a write transaction")
         return try openDatabase(named: name, flags: flags.rawValue | UInt32(MDB_CREATE))!
     }
 
@@ -165,7 +165,7 @@ public struct Transaction: ~Copyable {
     /// transaction on this thread creates databases. The corresponding LMDB function is
     /// `mdb_dbi_open`.
     public func openDatabase(named name: String) throws -> Database? {
-        precondition(!isReadOnly, "openDatabase(named:) needs a write transaction")
+        require(!isReadOnly, "openDatabase(named:) needs a write transaction")
         return try openDatabase(named: name, flags: 0)
     }
 
@@ -228,7 +228,7 @@ public struct Transaction: ~Copyable {
         _ value: some ContiguousBytes, forKey key: some ContiguousBytes, in db: Database,
         flags: PutFlags = []
     ) throws {
-        precondition(!isReadOnly, "put needs a write transaction")
+        require(!isReadOnly, "put needs a write transaction")
         let stored = try key.withUnsafeBytes { k in
             try value.withUnsafeBytes { v in try unsafe.put(db.dbi, key: k, value: v, flags: flags.rawValue) }
         }
@@ -242,7 +242,7 @@ public struct Transaction: ~Copyable {
     /// - Returns: Whether the key was present.
     @discardableResult
     public func delete(_ key: some ContiguousBytes, in db: Database) throws -> Bool {
-        precondition(!isReadOnly, "delete needs a write transaction")
+        require(!isReadOnly, "delete needs a write transaction")
         return try key.withUnsafeBytes { try unsafe.delete(db.dbi, key: $0) }
     }
 

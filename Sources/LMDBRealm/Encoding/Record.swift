@@ -124,7 +124,7 @@ final class RecordWriter {
     /// Appends the next column's bytes, or a null.
     @inline(__always)
     func append(_ field: UnsafeRawBufferPointer?) {
-        precondition(column < columns, "record has more fields than columns")
+        require(column < columns, "record has more fields than columns")
         var entry: UInt32
         if let field {
             let n = field.count
@@ -141,7 +141,7 @@ final class RecordWriter {
 
     /// The finished record.
     func withRecord<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        precondition(column == columns, "record has \(column) of its \(columns) fields")
+        require(column == columns, "record has \(column) of its \(columns) fields")
         return try body(UnsafeRawBufferPointer(start: buffer, count: count))
     }
 }

@@ -22,7 +22,7 @@ struct QueryCompiler {
     /// The stored column of `name`; the query was validated against the schema before.
     func column(_ name: String) -> Int {
         guard let c = table.schema.properties.firstIndex(where: { $0.name == name }) else {
-            preconditionFailure("unknown property '\(name)' on \(table.className)")
+            fatalError("unknown property '\(name)' on \(table.className)")
         }
         return c
     }
@@ -275,7 +275,7 @@ func bytesMatch(_ op: StringOperator, _ haystack: UnsafeRawBufferPointer, _ need
             }
             return false
         case .like:
-            preconditionFailure("LIKE is matched on scalars")
+            fatalError("LIKE is matched on scalars")
         }
     }
 }

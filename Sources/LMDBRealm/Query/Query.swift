@@ -36,7 +36,7 @@ public struct Query<T> {
     }
 
     var propertyName: String {
-        guard case .property(let name) = kind else { preconditionFailure("a query condition is not a property") }
+        guard case .property(let name) = kind else { fatalError("a query condition is not a property") }
         return name
     }
 }
@@ -45,9 +45,9 @@ extension Query where T: Object {
     /// The property `keyPath` reads.
     /// - Precondition: `keyPath` names a `@Persisted` property.
     public subscript<V: _Persistable>(dynamicMember keyPath: KeyPath<T, V>) -> Query<V> {
-        guard case .root(let info) = kind else { preconditionFailure("links are not supported in queries") }
+        guard case .root(let info) = kind else { fatalError("links are not supported in queries") }
         guard let name = info.propertyName(for: keyPath) else {
-            preconditionFailure("\(keyPath) is not a persisted property of \(info.schema.className)")
+            fatalError("\(keyPath) is not a persisted property of \(info.schema.className)")
         }
         return Query<V>(.property(name: name))
     }

@@ -20,7 +20,7 @@ struct QueryExecutor {
                 return body(key, record)
             }
         } catch {
-            preconditionFailure("Cannot read '\(table.className)' from '\(realm.file.url.path)': \(error)")
+            fatalError("Cannot read '\(table.className)' from '\(realm.file.url.path)': \(error)")
         }
     }
 
@@ -35,7 +35,7 @@ struct QueryExecutor {
                 }
                 return total
             } catch {
-                preconditionFailure("Cannot read the index of '\(table.className)' in '\(realm.file.url.path)': \(error)")
+                fatalError("Cannot read the index of '\(table.className)' in '\(realm.file.url.path)': \(error)")
             }
         }
         if case .fullScan = plan.access, plan.filter == nil {
@@ -122,7 +122,7 @@ struct QueryExecutor {
     /// Looks up the object `key` found in an index and visits it.
     private func visitObject(_ key: UnsafeRawBufferPointer, _ visit: Visit) throws -> Bool {
         guard let record = try txn.get(table.database.dbi, key: key) else {
-            preconditionFailure("The realm at '\(realm.file.url.path)' is damaged: an index of '\(table.className)' names a missing object")
+            fatalError("The realm at '\(realm.file.url.path)' is damaged: an index of '\(table.className)' names a missing object")
         }
         return visit(key, record)
     }
@@ -146,7 +146,7 @@ struct QueryExecutor {
             }
             var records = try group.map { key -> (key: [UInt8], record: UnsafeRawBufferPointer) in
                 guard let record = try key.withUnsafeBytes({ try txn.get(table.database.dbi, key: $0) }) else {
-                    preconditionFailure("The realm at '\(realm.file.url.path)' is damaged: an index of '\(table.className)' names a missing object")
+                    fatalError("The realm at '\(realm.file.url.path)' is damaged: an index of '\(table.className)' names a missing object")
                 }
                 return (key, record)
             }

@@ -23,7 +23,7 @@ public struct SortDescriptor: Sendable, Hashable, CustomStringConvertible {
     /// - Precondition: `keyPath` names a `@Persisted` property.
     public init<Root: Object, Value>(keyPath: KeyPath<Root, Value>, ascending: Bool = true) {
         guard let name = ClassInfo.of(Root.self).propertyName(for: keyPath) else {
-            preconditionFailure("\(keyPath) is not a persisted property of \(Root.className())")
+            fatalError("\(keyPath) is not a persisted property of \(Root.className())")
         }
         self.init(keyPath: name, ascending: ascending)
     }

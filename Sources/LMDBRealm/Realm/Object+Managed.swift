@@ -25,7 +25,7 @@ extension Object {
     @usableFromInline
     final func _writeField<Value: _Persistable>(_ column: Int32, _ value: Value) {
         guard let realm = _realm else {
-            preconditionFailure("a key path recorder cannot be written to")
+            fatalError("a key path recorder cannot be written to")
         }
         realm.checkWriteThread()
         // The table may have gained or lost an index since this accessor was made; the
@@ -34,7 +34,7 @@ extension Object {
         let binding = _binding.unsafelyUnwrapped
         let stored = binding.isIdentity ? Int(column) : binding.storedColumn(column)
         if stored == binding.table.primaryKeyColumn {
-            preconditionFailure("Primary key can't be changed after an object is inserted.")
+            fatalError("Primary key can't be changed after an object is inserted.")
         }
         if _generation != realm.generation { rebind(realm) }
         value._rlmWithBytes { realm.replaceField(of: self, storedColumn: stored, with: $0) }
@@ -44,7 +44,7 @@ extension Object {
     /// object is gone.
     final func rebind(_ realm: Realm) {
         guard let record = lookUpRecord(realm) else {
-            preconditionFailure("Object has been deleted or invalidated.")
+            fatalError("Object has been deleted or invalidated.")
         }
         _record = record.baseAddress
         _recordSize = record.count
@@ -59,7 +59,7 @@ extension Object {
         do {
             record = try _key.withBytes { try txn.get(binding.table.database.dbi, key: $0) }
         } catch {
-            preconditionFailure("Cannot read an object of '\(binding.table.className)' from '\(realm.file.url.path)': \(error)")
+            fatalError("Cannot read an object of '\(binding.table.className)' from '\(realm.file.url.path)': \(error)")
         }
         guard let record else { return nil }
         realm.checkRecord(record, of: binding.table)

@@ -36,7 +36,7 @@ extension Realm {
     public func add(_ object: Object, update: UpdatePolicy = .error) throws {
         checkWriteThread()
         if let owner = object._realm {
-            precondition(
+            require(
                 owner === self,
                 "Object is already managed by another Realm. Use create instead to copy it into this Realm.")
             return
@@ -159,7 +159,7 @@ extension Realm {
         let columns = table.columnCount
         let fixed = table.fixedSizes[storedColumn]
         if let value, fixed > 0, value.count != Int(fixed) {
-            preconditionFailure("A value of \(value.count) bytes does not fit column \(storedColumn) of '\(table.className)'")
+            fatalError("A value of \(value.count) bytes does not fit column \(storedColumn) of '\(table.className)'")
         }
         recordWriter.begin(columns: columns)
         for c in 0..<columns {
@@ -182,7 +182,7 @@ extension Realm {
             }
         } catch {
             // A setter cannot throw; the map filling up here is reported at commit too.
-            preconditionFailure("Cannot update an object of '\(table.className)' in '\(file.url.path)': \(error)")
+            fatalError("Cannot update an object of '\(table.className)' in '\(file.url.path)': \(error)")
         }
         generation &+= 1
     }
@@ -193,8 +193,8 @@ extension Realm {
     /// transaction.
     public func delete(_ object: Object) {
         checkWriteThread()
-        precondition(object._realm === self, "Can only delete an object from the Realm it belongs to.")
-        precondition(!object.isInvalidated, "Object has been deleted or invalidated.")
+        require(object._realm === self, "Can only delete an object from the Realm it belongs to.")
+        require(!object.isInvalidated, "Object has been deleted or invalidated.")
         if let current = bindingForReading(type(of: object)), current !== object._binding { object._binding = current }
         let table = object._binding!.table
         do {
@@ -204,7 +204,7 @@ extension Realm {
                 try removeIndexEntries(table, keys, key: key)
             }
         } catch {
-            preconditionFailure("Cannot delete an object of '\(table.className)' from '\(file.url.path)': \(error)")
+            fatalError("Cannot delete an object of '\(table.className)' from '\(file.url.path)': \(error)")
         }
         generation &+= 1
     }
@@ -218,13 +218,14 @@ extension Realm {
     /// invalidated. Must be called inside a write transaction.
     public func deleteAll() {
         checkWriteThread()
+        pendingIndexEntries.removeAll()
         do {
             for table in try allTables() {
                 try writeTxn.empty(table.database.dbi)
                 for index in table.indexes.values { try writeTxn.empty(index.dbi) }
             }
         } catch {
-            preconditionFailure("Cannot delete all objects of '\(file.url.path)': \(error)")
+            fatalError("Cannot delete all objects of '\(file.url.path)': \(error)")
         }
         for table in (try? allTables()) ?? [] { table.writeState = WriteTableState() }
         generation &+= 1
@@ -258,7 +259,7 @@ extension Realm {
     /// - Precondition: `type` has a primary key of `key`'s kind.
     public func object<Element: Object, KeyType>(ofType type: Element.Type, forPrimaryKey key: KeyType) -> Element? {
         guard let value = key as? any _Persistable else {
-            preconditionFailure("Invalid value '\(key)' of type '\(KeyType.self)' for the primary key of '\(type.className())'")
+            fatalError("Invalid value '\(key)' of type '\(KeyType.self)' for the primary key of '\(type.className())'")
         }
         return lookUp(type, key: value, keyType: Swift.type(of: value))
     }
@@ -268,10 +269,10 @@ extension Realm {
         guard let binding = bindingForReading(type) else { return nil }
         let info = binding.classInfo
         guard let pk = info.primaryKeyColumn else {
-            preconditionFailure("'\(info.schema.className)' does not have a primary key")
+            fatalError("'\(info.schema.className)' does not have a primary key")
         }
         let property = info.schema.properties[pk]
-        precondition(
+        require(
             keyType._rlmType == property.type,
             "Invalid value '\(key)' of type '\(keyType)' for '\(info.schema.className)' primary key '\(property.name)' of type '\(property.type.rawValue)'")
         keyScratch.removeAll(keepingCapacity: true)
@@ -287,7 +288,7 @@ extension Realm {
         do {
             found = try keyScratch.withUnsafeBytes { try txn.get(binding.table.database.dbi, key: $0) }
         } catch {
-            preconditionFailure("Cannot read '\(binding.table.className)' from '\(file.url.path)': \(error)")
+            fatalError("Cannot read '\(binding.table.className)' from '\(file.url.path)': \(error)")
         }
         guard let found else { return nil }
         return keyScratch.withUnsafeBytes { unsafeDowncast(makeObject(binding, key: $0, record: found), to: Element.self) }
@@ -300,7 +301,7 @@ extension Realm {
         do {
             return try binding(for: type, create: false)
         } catch {
-            preconditionFailure("\(error)")
+            fatalError("\(error)")
         }
     }
 

@@ -58,6 +58,8 @@ public final class Realm {
     @exclusivity(unchecked) var lastBinding: TableBinding?
     @exclusivity(unchecked) var recordWriter = RecordWriter()
     @exclusivity(unchecked) var keyScratch: [UInt8] = []
+    /// Index entries the current write has added but not yet written.
+    @exclusivity(unchecked) var pendingIndexEntries = PendingIndexEntries()
 
     /// Whether a queue-confined realm refreshes itself when another thread or process commits.
     public var autorefresh: Bool = true
@@ -184,7 +186,7 @@ public final class Realm {
     }
 
     private func wrongThread() -> Never {
-        preconditionFailure("Realm accessed from incorrect thread.")
+        fatalError("Realm accessed from incorrect thread.")
     }
 
     // MARK: - Snapshots
@@ -202,7 +204,7 @@ public final class Realm {
         do {
             try snapshot?.renew()
         } catch {
-            preconditionFailure("Cannot take a new snapshot of '\(file.url.path)': \(error)")
+            fatalError("Cannot take a new snapshot of '\(file.url.path)': \(error)")
         }
         snapshotIsReset = false
         let id = snapshotView.id
@@ -288,15 +290,15 @@ public final class Realm {
     /// block: LMDB ends a write on the thread that began it. Prefer ``write(_:)``.
     public func beginWrite() {
         checkThread()
-        precondition(writeTransaction == nil, "The Realm is already in a write transaction")
-        precondition(!configuration.readOnly, "Can't perform transactions on read-only Realms.")
+        require(writeTransaction == nil, "The Realm is already in a write transaction")
+        require(!configuration.readOnly, "Can't perform transactions on read-only Realms.")
         releaseSnapshot()
         do {
             let txn = try Transaction(environment: file.environment, readOnly: false)
             writeView = txn.unsafe
             writeTransaction = consume txn
         } catch {
-            preconditionFailure("Cannot begin a write transaction on '\(file.url.path)': \(error)")
+            fatalError("Cannot begin a write transaction on '\(file.url.path)': \(error)")
         }
         writeThread = pthread_self()
         writeID = Realm.nextWriteID.add(1, ordering: .relaxed).newValue
@@ -325,6 +327,12 @@ public final class Realm {
     ///   none of it was written.
     public func commitWrite() throws {
         checkWriteThread()
+        do {
+            try flushIndexEntries()
+        } catch let error as LMDBError {
+            cancelWrite()
+            throw Realm.Error(error, url: file.url, doing: "Cannot commit a write to")
+        }
         let txn = writeTransaction.take()!
         writeView = nil
         writeThread = nil
@@ -348,6 +356,7 @@ public final class Realm {
     /// Discards the write transaction's changes. Objects added in it become invalidated.
     public func cancelWrite() {
         checkWriteThread()
+        pendingIndexEntries.removeAll()
         writeTransaction.take()!.abort()
         writeView = nil
         writeThread = nil
@@ -370,13 +379,26 @@ public final class Realm {
     func checkWriteThread() {
         checkThread()
         guard let writeThread else {
-            preconditionFailure(
+            fatalError(
                 "Cannot modify managed objects outside of a write transaction.")
         }
         if pthread_equal(writeThread, pthread_self()) == 0 {
-            preconditionFailure(
+            fatalError(
                 "A write transaction must end on the thread that began it; use write {} on a queue-confined Realm")
         }
+    }
+
+    /// The transaction queries read through: as ``readTransaction()``, with the current
+    /// write's buffered index entries written first.
+    func queryTransaction() -> UnsafeTransaction {
+        if writeView != nil && !pendingIndexEntries.isEmpty {
+            do {
+                try flushIndexEntries()
+            } catch {
+                fatalError("Cannot write the index entries of '\(file.url.path)': \(error)")
+            }
+        }
+        return readTransaction()
     }
 
     /// The write transaction of the current write.
@@ -385,7 +407,7 @@ public final class Realm {
     /// The current write transaction itself, for creating databases.
     func createDatabase(named name: String) throws -> Database {
         guard let db = try writeTransaction?.createDatabase(named: name) else {
-            preconditionFailure("not in a write transaction")
+            fatalError("not in a write transaction")
         }
         return db
     }
@@ -413,7 +435,7 @@ public final class Realm {
 
     private func resolveBinding(_ info: ClassInfo, create: Bool) throws -> TableBinding? {
         if let types = configuration.objectTypes, !types.contains(where: { $0 == info.type }) {
-            preconditionFailure(
+            fatalError(
                 "Object type '\(info.schema.className)' is not managed by the Realm. If using a custom `objectTypes` array, make sure all model classes are included.")
         }
         let name = info.schema.className

@@ -37,7 +37,7 @@ extension Results {
             for d in descriptors { _ = core.realm.storedColumn(d.keyPath, of: binding.table, for: "sort") }
         } else {
             for d in descriptors where core.info.schema[d.keyPath] == nil {
-                preconditionFailure("Cannot sort on key path '\(d.keyPath)': property '\(core.info.schema.className).\(d.keyPath)' not found.")
+                fatalError("Cannot sort on key path '\(d.keyPath)': property '\(core.info.schema.className).\(d.keyPath)' not found.")
             }
         }
         return Results(core: core.appending(.sort(descriptors)))
@@ -52,7 +52,7 @@ extension Results {
         core.realm.checkThread()
         let names = Array(keyPaths)
         for name in names where core.info.schema[name] == nil {
-            preconditionFailure("Cannot distinct on key path '\(name)': property '\(core.info.schema.className).\(name)' not found.")
+            fatalError("Cannot distinct on key path '\(name)': property '\(core.info.schema.className).\(name)' not found.")
         }
         return Results(core: core.appending(.distinct(names)))
     }
@@ -64,7 +64,7 @@ extension Results {
     /// index's order and the walk stops after `count` objects: no full sort.
     public func limit(_ count: Int) -> Results<Element> {
         core.realm.checkThread()
-        precondition(count >= 0, "limit(\(count)): the count cannot be negative")
+        require(count >= 0, "limit(\(count)): the count cannot be negative")
         return Results(core: core.appending(.limit(count)))
     }
 
@@ -82,20 +82,20 @@ extension Results {
     private func aggregateColumn(_ name: String, _ function: String, accepts: (PropertyType) -> Bool) -> Int? {
         guard let binding = core.resolveBinding() else {
             guard let p = core.info.schema[name] else {
-                preconditionFailure("Cannot \(function) on key path '\(name)': property '\(core.info.schema.className).\(name)' not found.")
+                fatalError("Cannot \(function) on key path '\(name)': property '\(core.info.schema.className).\(name)' not found.")
             }
-            precondition(accepts(p.type), "Cannot \(function) property '\(name)': operation not supported for '\(p.type.rawValue)' properties.")
+            require(accepts(p.type), "Cannot \(function) property '\(name)': operation not supported for '\(p.type.rawValue)' properties.")
             return nil
         }
         let column = core.realm.storedColumn(name, of: binding.table, for: function)
         let type = binding.table.schema.properties[column].type
-        precondition(accepts(type), "Cannot \(function) property '\(name)': operation not supported for '\(type.rawValue)' properties.")
+        require(accepts(type), "Cannot \(function) property '\(name)': operation not supported for '\(type.rawValue)' properties.")
         return column
     }
 
     private func propertyName<V>(_ keyPath: KeyPath<Element, V>) -> String {
         guard let name = ClassInfo.of(Element.self).propertyName(for: keyPath) else {
-            preconditionFailure("\(keyPath) is not a persisted property of \(Element.className())")
+            fatalError("\(keyPath) is not a persisted property of \(Element.className())")
         }
         return name
     }

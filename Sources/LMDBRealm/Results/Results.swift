@@ -185,7 +185,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
                     entry = try cursor.next()
                 }
             } catch {
-                preconditionFailure("Cannot read '\(binding.table.className)' from '\(realm.file.url.path)': \(error)")
+                fatalError("Cannot read '\(binding.table.className)' from '\(realm.file.url.path)': \(error)")
             }
             exhausted = batch.count < Self.batchSize
         }

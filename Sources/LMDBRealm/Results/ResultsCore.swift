@@ -98,7 +98,7 @@ final class ResultsCore {
     /// index count for a lone indexed equality, a filtered walk otherwise.
     func count() -> Int {
         guard let binding = resolveBinding() else { return 0 }
-        let txn = realm.readTransaction()
+        let txn = realm.queryTransaction()
         let (query, rest) = split()
         if rest.isEmpty {
             let executor = QueryExecutor(realm: realm, table: binding.table, txn: txn)
@@ -113,7 +113,7 @@ final class ResultsCore {
 
     /// Every object of the chain with its record, in order; cached per realm version.
     func evaluate() -> [(key: ObjectKey, record: UnsafeRawBufferPointer)] {
-        let txn = realm.readTransaction()
+        let txn = realm.queryTransaction()
         if entriesGeneration == realm.generation { return entries }
         entries.removeAll(keepingCapacity: true)
         defer { entriesGeneration = realm.generation }
@@ -205,7 +205,7 @@ final class ResultsCore {
                         return true
                     }
                 } catch {
-                    preconditionFailure("Cannot read '\(binding.table.className)' from '\(realm.file.url.path)': \(error)")
+                    fatalError("Cannot read '\(binding.table.className)' from '\(realm.file.url.path)': \(error)")
                 }
             }
         } else {
@@ -220,19 +220,19 @@ final class ResultsCore {
         let txn = realm.readTransaction()
         if !isWholeTable {
             let entries = evaluate()
-            precondition(
+            require(
                 position >= 0 && position < entries.count, "Index \(position) is out of bounds (must be less than \(entries.count)).")
             return entries[position].key.withBytes { realm.makeObject(self.binding!, key: $0, record: entries[position].record) }
         }
         let keys = evaluatedKeys()
-        precondition(position >= 0 && position < keys.count, "Index \(position) is out of bounds (must be less than \(keys.count)).")
+        require(position >= 0 && position < keys.count, "Index \(position) is out of bounds (must be less than \(keys.count)).")
         let tableBinding = self.binding!
         do {
             let record = try keys[position].withBytes { try txn.get(tableBinding.table.database.dbi, key: $0) }
-            guard let record else { preconditionFailure("Object has been deleted or invalidated.") }
+            guard let record else { fatalError("Object has been deleted or invalidated.") }
             return keys[position].withBytes { realm.makeObject(tableBinding, key: $0, record: record) }
         } catch {
-            preconditionFailure("Cannot read '\(tableBinding.table.className)' from '\(realm.file.url.path)': \(error)")
+            fatalError("Cannot read '\(tableBinding.table.className)' from '\(realm.file.url.path)': \(error)")
         }
     }
 
@@ -247,7 +247,7 @@ final class ResultsCore {
             guard let entry = try cursor.last() else { return nil }
             return realm.makeObject(binding, key: entry.key, record: entry.value)
         } catch {
-            preconditionFailure("Cannot read '\(binding.table.className)' from '\(realm.file.url.path)': \(error)")
+            fatalError("Cannot read '\(binding.table.className)' from '\(realm.file.url.path)': \(error)")
         }
     }
 
@@ -264,7 +264,7 @@ final class ResultsCore {
         guard let binding = resolveBinding() else { return }
         let table = binding.table
         if isWholeTable || split().rest.isEmpty {
-            let txn = realm.readTransaction()
+            let txn = realm.queryTransaction()
             let executor = QueryExecutor(realm: realm, table: table, txn: txn)
             executor.forEach(plan(binding).plan) { _, record in
                 body(table.field(record.baseAddress!, size: record.count, column: column, in: realm.file))
@@ -283,7 +283,7 @@ extension Realm {
     /// property (Realm's behaviour for a bad key path in `sorted`, `distinct` and aggregates).
     func storedColumn(_ name: String, of table: Table, for purpose: String) -> Int {
         guard let c = table.schema.properties.firstIndex(where: { $0.name == name }) else {
-            preconditionFailure("Cannot \(purpose) on key path '\(name)': property '\(table.className).\(name)' not found.")
+            fatalError("Cannot \(purpose) on key path '\(name)': property '\(table.className).\(name)' not found.")
         }
         return c
     }

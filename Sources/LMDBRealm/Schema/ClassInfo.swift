@@ -37,7 +37,7 @@ final class ClassInfo: @unchecked Sendable {
             }
             return true
         }
-        precondition(ok, "Cannot read the stored properties of \(type); model classes must be non-generic Object subclasses")
+        require(ok, "Cannot read the stored properties of \(type); model classes must be non-generic Object subclasses")
 
         // One prototype tells each wrapper's column and options.
         let prototype = type.init()
@@ -52,14 +52,14 @@ final class ClassInfo: @unchecked Sendable {
         }
         withExtendedLifetime(prototype) {}
         columns.sort { $0.column < $1.column }
-        precondition(
+        require(
             columns.map(\.column) == Array(0..<columns.count),
             "The @Persisted properties of \(className) did not initialise in declaration order; "
                 + "do not create other Objects or @Persisted wrappers in its initialisers")
 
         let properties = columns.map(\.property)
         let keys = properties.indices.filter { properties[$0].isPrimary }
-        precondition(keys.count <= 1, "\(className) declares more than one primary key: \(keys.map { properties[$0].name })")
+        require(keys.count <= 1, "\(className) declares more than one primary key: \(keys.map { properties[$0].name })")
         self.schema = ObjectSchema(className: className, properties: properties)
         self.fields = columns.map(\.field)
         self.primaryKeyColumn = keys.first

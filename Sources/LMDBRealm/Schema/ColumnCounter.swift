@@ -11,7 +11,7 @@ enum ColumnCounter {
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
         let rc = pthread_key_create(&key, { free($0) })
-        precondition(rc == 0, "pthread_key_create failed: \(rc)")
+        require(rc == 0, "pthread_key_create failed: \(rc)")
         return key
     }()
 

@@ -61,7 +61,7 @@ final class Table: @unchecked Sendable {
     }
 
     private func damaged(_ problem: String, in file: StoreFile) -> Never {
-        preconditionFailure("The realm at '\(file.url.path)' is damaged: an object of '\(className)' has a bad record (\(problem))")
+        fatalError("The realm at '\(file.url.path)' is damaged: an object of '\(className)' has a bad record (\(problem))")
     }
 
     /// What the current write knows about the table's keys, valid while `writeState.writeID`
