@@ -37,7 +37,9 @@ enum QueryValue: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// The value of an argument or literal of unknown type, as the string parser sees it.
+    /// The value of an argument or literal of unknown type, as the string parser sees it;
+    /// `nil` for a value of another type (an `Array`, a `Dictionary`, an unsigned integer
+    /// beyond `Int64.max`, …).
     init?(any value: Any?) {
         switch value {
         case nil: self = .null
@@ -50,6 +52,12 @@ enum QueryValue: Sendable, Hashable, CustomStringConvertible {
         case let v as UInt8: self = .int(Int64(v))
         case let v as UInt16: self = .int(Int64(v))
         case let v as UInt32: self = .int(Int64(v))
+        case let v as UInt:
+            guard let exact = Int64(exactly: v) else { return nil }
+            self = .int(exact)
+        case let v as UInt64:
+            guard let exact = Int64(exactly: v) else { return nil }
+            self = .int(exact)
         case let v as Double: self = .double(v)
         case let v as Float: self = .double(Double(v))
         case let v as String: self = .string(v)

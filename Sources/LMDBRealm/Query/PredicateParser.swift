@@ -1,0 +1,529 @@
+import Foundation
+
+/// Parses predicate strings in the `NSPredicate` format Realm users know into ``QueryNode``s,
+/// checked against a class's schema.
+///
+/// ```
+/// predicate  := or
+/// or         := and (("OR" | "||") and)*
+/// and        := unary (("AND" | "&&") unary)*
+/// unary      := ("NOT" | "!")* primary
+/// primary    := "(" or ")" | "TRUEPREDICATE" | "FALSEPREDICATE" | comparison
+/// comparison := operand comparisonOp modifier? operand
+///             | operand stringOp modifier? operand
+///             | operand "IN" list
+///             | operand "BETWEEN" list
+/// operand    := property | "%K" | value
+/// value      := literal | "%@"
+/// list       := "{" (value ("," value)*)? "}" | "%@"
+/// literal    := 'text' | "text" | 42 | -0x2A | 1.5 | -2e3 | true | false | YES | NO | nil | NULL
+///             | 2015-07-01@12:00:00.250 | T1435752000:250000000 | uuid(…) | oid(…)
+/// ```
+///
+/// Keywords ignore case; `#name` names a property that is spelled like a keyword. A constant
+/// may come first (`500 < wordCount` is `wordCount > 500`).
+///
+/// Every error is a ``Realm/Error`` with code ``Realm/Error/Code/invalidQuery`` whose message
+/// says what is wrong and gives the UTF-8 byte offset (from 0) into the format of the place it
+/// is about; only a wrong argument count, which concerns the whole format, has no offset.
+enum PredicateParser {
+    /// The longest format accepted, in UTF-8 bytes.
+    static let maximumLength = 65_536
+    /// The deepest nesting of parentheses and `NOT` accepted.
+    static let maximumDepth = 200
+
+    /// Parses an NSPredicate-format string against `schema` into a QueryNode.
+    ///
+    /// - Parameters:
+    ///   - format: The predicate, such as `"section == %@ AND wordCount > 500"`.
+    ///   - arguments: One value for each `%@` (any value ``QueryValue/init(any:)`` takes, an
+    ///     `Array` or `Set` of them after `IN` or `BETWEEN`) and one property name `String`
+    ///     for each `%K`, in the order they appear.
+    ///   - schema: The class the predicate filters.
+    /// - Throws: ``Realm/Error`` with code ``Realm/Error/Code/invalidQuery``.
+    static func parse(_ format: String, arguments: [Any?], schema: ObjectSchema) throws(Realm.Error) -> QueryNode {
+        let length = format.utf8.count
+        guard length <= maximumLength else {
+            throw Realm.Error(
+                .invalidQuery,
+                "query too long: \(length) UTF-8 bytes, at most \(maximumLength) are allowed (at offset \(maximumLength))")
+        }
+        let bytes = Array(format.utf8)
+        let (tokens, argumentCount) = try PredicateLexer.tokenize(bytes)
+        guard argumentCount == arguments.count else {
+            throw Realm.Error(
+                .invalidQuery,
+                "expected \(argumentCount) argument\(argumentCount == 1 ? "" : "s") for the format, got \(arguments.count)")
+        }
+        var parser = Parser(bytes: bytes, tokens: tokens, arguments: arguments, schema: schema)
+        return try parser.parsePredicate()
+    }
+}
+
+/// A parsed operand of a comparison.
+private enum Operand {
+    case property(Property, offset: Int)
+    case value(QueryValue, offset: Int)
+}
+
+private struct Parser {
+    let bytes: [UInt8]
+    let tokens: [PredicateToken]
+    let arguments: [Any?]
+    let schema: ObjectSchema
+    var index = 0
+    var depth = 0
+
+    init(bytes: [UInt8], tokens: [PredicateToken], arguments: [Any?], schema: ObjectSchema) {
+        self.bytes = bytes
+        self.tokens = tokens
+        self.arguments = arguments
+        self.schema = schema
+    }
+
+    var current: PredicateToken { tokens[index] }
+
+    mutating func advance() -> PredicateToken {
+        let token = tokens[index]
+        if token.kind != .end { index += 1 }
+        return token
+    }
+
+    // MARK: Errors
+
+    func error(_ message: String) -> Realm.Error {
+        Realm.Error(.invalidQuery, message)
+    }
+
+    func text(_ token: PredicateToken) -> String {
+        PredicateLexer.text(of: bytes, offset: token.offset, length: token.length)
+    }
+
+    /// "unexpected token 'x' at offset n: expected …", or "unexpected end of query …".
+    func unexpected(_ token: PredicateToken, expecting what: String) -> Realm.Error {
+        if token.kind == .end {
+            return error("unexpected end of query at offset \(token.offset): expected \(what)")
+        }
+        return error("unexpected token '\(text(token))' at offset \(token.offset): expected \(what)")
+    }
+
+    func typeName(of value: Any) -> String {
+        String(describing: type(of: value))
+    }
+
+    /// `Int 'wordCount'`: a property's Swift type and name.
+    func describe(_ property: Property) -> String {
+        "\(property.type.swiftName) '\(property.name)'"
+    }
+
+    /// `'text'`, cut after 40 characters.
+    func quoted(_ text: String) -> String {
+        text.count > 40 ? "'\(text.prefix(40))…'" : "'\(text)'"
+    }
+
+    func twoProperties(_ a: Property, _ b: Property, at offset: Int) -> Realm.Error {
+        error("cannot compare two properties ('\(a.name)' and '\(b.name)') at offset \(offset): compare a property with a value")
+    }
+
+    // MARK: Logic
+
+    /// A parenthesized group being read (or the whole predicate, which has no `(`).
+    struct Group {
+        /// The `OR` terms read so far.
+        var disjuncts: [QueryNode] = []
+        /// The `AND` terms of the `OR` term being read.
+        var conjuncts: [QueryNode] = []
+        /// How many `NOT`s stand before the `(`.
+        let nots: Int
+        /// The offset of the `(`.
+        let open: Int
+
+        /// Ends the `OR` term being read.
+        mutating func endDisjunct() {
+            // The same as folding with `&&` and `||`, which flatten, without their quadratic copying.
+            disjuncts.append(conjuncts.count == 1 ? conjuncts[0] : .and(conjuncts.flatMap(\.conjuncts)))
+            conjuncts = []
+        }
+
+        /// The group as one node, `NOT`s applied.
+        mutating func finish() -> QueryNode {
+            endDisjunct()
+            let node = disjuncts.count == 1 ? disjuncts[0] : .or(disjuncts.flatMap(\.disjuncts))
+            return negated(node, nots)
+        }
+    }
+
+    /// The whole predicate.
+    ///
+    /// Groups are kept on a stack of their own rather than by recursion, so no nesting can
+    /// exhaust the thread's stack; `maximumDepth` still bounds the tree for the recursive
+    /// code that walks it later.
+    mutating func parsePredicate() throws(Realm.Error) -> QueryNode {
+        var groups = [Group(nots: 0, open: 0)]
+        operand: while true {
+            // `NOT`s and `(`s, then a comparison or a constant.
+            var nots = 0
+            while true {
+                if current.kind == .not {
+                    try enter(at: advance().offset)
+                    nots += 1
+                } else if current.kind == .openParen {
+                    let open = advance().offset
+                    try enter(at: open)
+                    groups.append(Group(nots: nots, open: open))
+                    nots = 0
+                } else {
+                    break
+                }
+            }
+            let node: QueryNode
+            switch current.kind {
+            case .truePredicate:
+                _ = advance()
+                node = .constant(true)
+            case .falsePredicate:
+                _ = advance()
+                node = .constant(false)
+            default:
+                node = try parseComparison()
+            }
+            groups[groups.count - 1].conjuncts.append(negated(node, nots))
+            depth -= nots
+
+            // `AND` or `OR` and another operand, or `)`s, or the end.
+            while true {
+                switch current.kind {
+                case .and:
+                    _ = advance()
+                    continue operand
+                case .or:
+                    _ = advance()
+                    groups[groups.count - 1].endDisjunct()
+                    continue operand
+                case .closeParen where groups.count > 1:
+                    _ = advance()
+                    var group = groups.removeLast()
+                    depth -= 1 + group.nots
+                    groups[groups.count - 1].conjuncts.append(group.finish())
+                case .end where groups.count == 1:
+                    return groups[0].finish()
+                case .closeParen:
+                    throw error("unexpected token ')' at offset \(current.offset): there is no '(' to close")
+                default:
+                    guard groups.count == 1 else {
+                        let found = current.kind == .end ? "the end of the query" : "'\(text(current))'"
+                        let open = groups[groups.count - 1].open
+                        throw error("missing ')' at offset \(current.offset) to close '(' at offset \(open), found \(found)")
+                    }
+                    throw unexpected(current, expecting: "AND, OR or the end of the query")
+                }
+            }
+        }
+    }
+
+    mutating func enter(at offset: Int) throws(Realm.Error) {
+        depth += 1
+        guard depth <= PredicateParser.maximumDepth else {
+            throw error(
+                "nesting too deep at offset \(offset): at most \(PredicateParser.maximumDepth) levels of parentheses and NOT")
+        }
+    }
+
+    // MARK: Comparisons
+
+    mutating func parseComparison() throws(Realm.Error) -> QueryNode {
+        let lhs = try parseOperand()
+        let opToken = advance()
+        switch opToken.kind {
+        case .comparison(let op):
+            let modifierOffset = current.offset
+            let options = try parseModifier(after: opToken, allowed: op == .equal || op == .notEqual)
+            let rhs = try parseOperand()
+            return try comparison(lhs, op, rhs, options: options, modifierOffset: modifierOffset)
+        case .stringOperator(let op):
+            let options = try parseModifier(after: opToken, allowed: true)
+            let rhs = try parseOperand()
+            return try stringMatch(lhs, op, opToken, rhs, options: options)
+        case .in:
+            _ = try parseModifier(after: opToken, allowed: false)
+            let property = try leftProperty(lhs, of: opToken)
+            let (values, _) = try parseList(for: property)
+            return .membership(property: property.name, values: values)
+        case .between:
+            _ = try parseModifier(after: opToken, allowed: false)
+            let property = try leftProperty(lhs, of: opToken)
+            let (values, offset) = try parseList(for: property)
+            guard values.count == 2 else {
+                throw error("BETWEEN needs two values {lower, upper}, got \(values.count) at offset \(offset)")
+            }
+            if let nilIndex = values.firstIndex(of: .null) {
+                throw error("BETWEEN bounds cannot be nil (the \(nilIndex == 0 ? "lower" : "upper") bound) at offset \(offset)")
+            }
+            return .between(property: property.name, lower: values[0], upper: values[1])
+        default:
+            throw unexpected(
+                opToken, expecting: "an operator (==, !=, <, <=, >, >=, BEGINSWITH, ENDSWITH, CONTAINS, LIKE, IN, BETWEEN)")
+        }
+    }
+
+    /// `[c]`, `[d]`, `[cd]` after an operator, if there is one.
+    mutating func parseModifier(after op: PredicateToken, allowed: Bool) throws(Realm.Error) -> StringOptions {
+        guard case .modifier(let letters) = current.kind else { return [] }
+        let token = advance()
+        var options: StringOptions = []
+        for letter in letters.lowercased() {
+            let option: StringOptions
+            switch letter {
+            case "c": option = .caseInsensitive
+            case "d": option = .diacriticInsensitive
+            default: throw error("unknown modifier '\(text(token))' at offset \(token.offset): expected [c], [d] or [cd]")
+            }
+            guard !options.contains(option) else {
+                throw error("unknown modifier '\(text(token))' at offset \(token.offset): expected [c], [d] or [cd]")
+            }
+            options.insert(option)
+        }
+        guard !options.isEmpty else {
+            throw error("unknown modifier '\(text(token))' at offset \(token.offset): expected [c], [d] or [cd]")
+        }
+        guard allowed else {
+            throw error(
+                "modifier '\(text(token))' is not allowed with '\(text(op))' at offset \(token.offset): "
+                    + "only ==, != and the string operators take one")
+        }
+        return options
+    }
+
+    /// A property (a name, or `%K`) or a single value (a literal or `%@`).
+    mutating func parseOperand() throws(Realm.Error) -> Operand {
+        let token = advance()
+        switch token.kind {
+        case .identifier(let name):
+            return .property(try property(named: name, at: token.offset), offset: token.offset)
+        case .keyArgument(let i):
+            guard let name = propertyName(arguments[i]) else {
+                let found = unwrappedTypeName(arguments[i]) ?? "nil"
+                throw error("%K needs a property name String, argument \(i + 1) is \(found) at offset \(token.offset)")
+            }
+            return .property(try property(named: name, at: token.offset), offset: token.offset)
+        case .literal(let value):
+            return .value(value, offset: token.offset)
+        case .valueArgument(let i):
+            return .value(try scalarArgument(i, at: token.offset), offset: token.offset)
+        default:
+            throw unexpected(token, expecting: "a property name or a value")
+        }
+    }
+
+    func propertyName(_ argument: Any?) -> String? {
+        switch argument {
+        case let s as String: s
+        case let s as Substring: String(s)
+        default: nil
+        }
+    }
+
+    func property(named name: String, at offset: Int) throws(Realm.Error) -> Property {
+        guard let property = schema[name] else {
+            throw error("unknown property '\(name)' on \(schema.className) at offset \(offset)")
+        }
+        return property
+    }
+
+    /// A `%@` argument that must be a single value.
+    func scalarArgument(_ i: Int, at offset: Int) throws(Realm.Error) -> QueryValue {
+        guard let value = QueryValue(any: arguments[i]) else {
+            throw error("argument \(i + 1) for %@ \(unsupported(arguments[i])) at offset \(offset)")
+        }
+        return value
+    }
+
+    /// Why ``QueryValue/init(any:)`` refused `value`.
+    func unsupported(_ value: Any?) -> String {
+        let type = unwrappedTypeName(value) ?? "nil"
+        if type == "UInt" || type == "UInt64" {
+            return "is out of the range of Int64"
+        }
+        return "has unsupported type \(type)"
+    }
+
+    /// The dynamic type of a value, looking through optionals.
+    func unwrappedTypeName(_ value: Any?) -> String? {
+        guard let value else { return nil }
+        let mirror = Mirror(reflecting: value)
+        if mirror.displayStyle == .optional {
+            return mirror.children.first.flatMap { unwrappedTypeName($0.value) } ?? "nil"
+        }
+        return typeName(of: value)
+    }
+
+    /// The property on the left of an operator that takes no value on its left.
+    func leftProperty(_ lhs: Operand, of op: PredicateToken) throws(Realm.Error) -> Property {
+        switch lhs {
+        case .property(let property, _): return property
+        case .value(_, let offset):
+            throw error("\(text(op).uppercased()) needs a property on its left, found a value at offset \(offset)")
+        }
+    }
+
+    /// `lhs op rhs`, with the property on the left (the operator turned if it was not).
+    func comparison(
+        _ lhs: Operand, _ op: ComparisonOperator, _ rhs: Operand, options: StringOptions, modifierOffset: Int
+    ) throws(Realm.Error) -> QueryNode {
+        let property: Property
+        let value: QueryValue
+        let valueOffset: Int
+        var op = op
+        switch (lhs, rhs) {
+        case (.property(let p, _), .value(let v, let offset)):
+            (property, value, valueOffset) = (p, v, offset)
+        case (.value(let v, let offset), .property(let p, _)):
+            (property, value, valueOffset) = (p, v, offset)
+            op = op.flipped
+        case (.property(let a, _), .property(let b, let offset)):
+            throw twoProperties(a, b, at: offset)
+        case (.value(_, let offset), .value):
+            throw error("cannot compare two values at offset \(offset): one side must be a property")
+        }
+        if !options.isEmpty, property.type != .string {
+            throw error(
+                "modifier '\(options.modifier)' needs a String property, not \(describe(property)) at offset \(modifierOffset)")
+        }
+        if value == .null, op != .equal, op != .notEqual {
+            throw error(
+                "cannot compare '\(property.name)' \(op.rawValue) nil at offset \(valueOffset): "
+                    + "nil can only be compared with == or !=")
+        }
+        let converted = try convert(value, for: property, at: valueOffset)
+        return .comparison(property: property.name, op: op, value: converted, options: options)
+    }
+
+    func stringMatch(
+        _ lhs: Operand, _ op: StringOperator, _ opToken: PredicateToken, _ rhs: Operand, options: StringOptions
+    ) throws(Realm.Error) -> QueryNode {
+        let property = try leftProperty(lhs, of: opToken)
+        guard property.type == .string else {
+            throw error("\(op.rawValue) needs a String property, not \(describe(property)) at offset \(opToken.offset)")
+        }
+        switch rhs {
+        case .property(let other, let offset):
+            throw twoProperties(property, other, at: offset)
+        case .value(.string(let pattern), _):
+            return .stringMatch(property: property.name, op: op, pattern: pattern, options: options)
+        case .value(.null, let offset):
+            throw error("\(op.rawValue) needs a String, not nil at offset \(offset)")
+        case .value(let value, let offset):
+            throw error("cannot compare \(describe(property)) with \(value.typeName) at offset \(offset)")
+        }
+    }
+
+    /// `value` checked against `property`: texts turned into UUIDs and ObjectIds.
+    func convert(_ value: QueryValue, for property: Property, at offset: Int) throws(Realm.Error) -> QueryValue {
+        switch (value, property.type) {
+        case (.string(let text), .uuid):
+            guard text.utf8.count == 36, let uuid = UUID(uuidString: text) else {
+                throw error("malformed UUID \(quoted(text)) for \(describe(property)) at offset \(offset)")
+            }
+            return .uuid(uuid)
+        case (.string(let text), .objectId):
+            do {
+                return .objectId(try ObjectId(string: text))
+            } catch {
+                throw self.error(
+                    "malformed ObjectId \(quoted(text)) for \(describe(property)) at offset \(offset): expected 24 hex digits")
+            }
+        default:
+            guard value.isComparable(with: property.type) else {
+                throw error("cannot compare \(describe(property)) with \(value.typeName) at offset \(offset)")
+            }
+            return value
+        }
+    }
+
+    // MARK: Lists
+
+    /// `{v1, v2, …}` or a `%@` holding an `Array` or `Set`, each value checked against
+    /// `property`; and the offset of the list.
+    mutating func parseList(for property: Property) throws(Realm.Error) -> ([QueryValue], Int) {
+        let open = advance()
+        switch open.kind {
+        case .valueArgument(let i):
+            guard let elements = collectionElements(arguments[i]) else {
+                let found = unwrappedTypeName(arguments[i]) ?? "nil"
+                throw error(
+                    "argument \(i + 1) for %@ after IN or BETWEEN must be an Array or a Set, not \(found) at offset \(open.offset)")
+            }
+            var values: [QueryValue] = []
+            values.reserveCapacity(elements.count)
+            for (n, element) in elements.enumerated() {
+                guard let value = QueryValue(any: element) else {
+                    throw error("element \(n) of argument \(i + 1) \(unsupported(element)) at offset \(open.offset)")
+                }
+                values.append(try convert(value, for: property, at: open.offset))
+            }
+            return (values, open.offset)
+        case .openBrace:
+            var values: [QueryValue] = []
+            if current.kind == .closeBrace {
+                _ = advance()
+                return (values, open.offset)
+            }
+            while true {
+                let token = advance()
+                let value: QueryValue
+                switch token.kind {
+                case .literal(let v): value = v
+                case .valueArgument(let i): value = try scalarArgument(i, at: token.offset)
+                default: throw unexpected(token, expecting: "a value in the list")
+                }
+                values.append(try convert(value, for: property, at: token.offset))
+                let separator = advance()
+                switch separator.kind {
+                case .comma: continue
+                case .closeBrace: return (values, open.offset)
+                default: throw unexpected(separator, expecting: "',' or '}'")
+                }
+            }
+        default:
+            throw unexpected(open, expecting: "a list {…} or %@")
+        }
+    }
+
+    /// The elements of an `Array` or a `Set` (looking through optionals), or `nil`.
+    func collectionElements(_ value: Any?) -> [Any?]? {
+        guard let value else { return nil }
+        let mirror = Mirror(reflecting: value)
+        switch mirror.displayStyle {
+        case .optional: return mirror.children.first.flatMap { collectionElements($0.value) }
+        case .collection, .set: return mirror.children.map { $0.value }
+        default: return nil
+        }
+    }
+}
+
+extension QueryNode {
+    /// The children of an `AND`, or the node itself.
+    fileprivate var conjuncts: [QueryNode] { if case .and(let children) = self { children } else { [self] } }
+    /// The children of an `OR`, or the node itself.
+    fileprivate var disjuncts: [QueryNode] { if case .or(let children) = self { children } else { [self] } }
+}
+
+/// `node` under `count` `NOT`s.
+private func negated(_ node: QueryNode, _ count: Int) -> QueryNode {
+    var node = node
+    for _ in 0..<count { node = .not(node) }
+    return node
+}
+
+extension ComparisonOperator {
+    /// The operator with its sides swapped: `a < b` is `b > a`.
+    var flipped: ComparisonOperator {
+        switch self {
+        case .equal, .notEqual: self
+        case .less: .greater
+        case .lessOrEqual: .greaterOrEqual
+        case .greater: .less
+        case .greaterOrEqual: .lessOrEqual
+        }
+    }
+}
