@@ -130,7 +130,7 @@ struct OptionalCondition {
 }
 
 /// A sub-expression that reads one persisted property of the object.
-struct Operand {
+struct PredicateOperand {
     enum Access {
         /// `$0.property`: the stored value, `nil` included.
         case value
@@ -235,7 +235,7 @@ struct PredicateTranslation {
 
     /// The property an expression reads, if it reads exactly one persisted property of the
     /// object (directly, unwrapped, bound by `flatMap`, or with a `??` default).
-    func operand(of expression: some PredicateExpression) -> Operand? {
+    func operand(of expression: some PredicateExpression) -> PredicateOperand? {
         (expression as? any QueryTranslatable)?.operand(in: self)
     }
 
@@ -340,7 +340,7 @@ protocol QueryTranslatable {
     /// For a `Bool?` expression: what it selects.
     func optionalCondition(in translation: PredicateTranslation) -> OptionalCondition?
     /// The persisted property the expression reads, if it is one.
-    func operand(in translation: PredicateTranslation) -> Operand?
+    func operand(in translation: PredicateTranslation) -> PredicateOperand?
     /// For a constant range: its bounds.
     func constantRange() -> ConstantRange?
     /// Whether the expression reads no variable and evaluating it can neither throw nor trap,
@@ -353,7 +353,7 @@ protocol QueryTranslatable {
 extension QueryTranslatable {
     func condition(in translation: PredicateTranslation) -> Condition? { nil }
     func optionalCondition(in translation: PredicateTranslation) -> OptionalCondition? { nil }
-    func operand(in translation: PredicateTranslation) -> Operand? { nil }
+    func operand(in translation: PredicateTranslation) -> PredicateOperand? { nil }
     func constantRange() -> ConstantRange? { nil }
     var isConstant: Bool { false }
     var neverThrows: Bool { false }
@@ -392,32 +392,32 @@ extension PredicateExpressions.NilLiteral: QueryTranslatable {
 extension PredicateExpressions.Variable: QueryTranslatable {
     var neverThrows: Bool { true }
     /// A variable `flatMap` or `if let` bound to a property's value.
-    func operand(in translation: PredicateTranslation) -> Operand? {
+    func operand(in translation: PredicateTranslation) -> PredicateOperand? {
         guard let property = translation.bound[key],
             let persistable = Output.self as? any _Persistable.Type,
             persistable._rlmType == property.type, !persistable._rlmOptional
         else { return nil }
-        return Operand(property: property, access: .bound)
+        return PredicateOperand(property: property, access: .bound)
     }
 }
 
 extension PredicateExpressions.KeyPath: QueryTranslatable where Root: StandardPredicateExpression {
     var neverThrows: Bool { expressionNeverThrows(root) }
     /// `$0.property`, where the key path names a persisted property.
-    func operand(in translation: PredicateTranslation) -> Operand? {
+    func operand(in translation: PredicateTranslation) -> PredicateOperand? {
         guard let variable = root as? any VariableExpression, variable.key == translation.root,
             let property = translation.property(at: keyPath as AnyKeyPath, valueType: Output.self)
         else { return nil }
-        return Operand(property: property, access: .value)
+        return PredicateOperand(property: property, access: .value)
     }
 }
 
 extension PredicateExpressions.ForcedUnwrap: QueryTranslatable where Inner: StandardPredicateExpression {
     /// `$0.property!`.
-    func operand(in translation: PredicateTranslation) -> Operand? {
+    func operand(in translation: PredicateTranslation) -> PredicateOperand? {
         guard let inner = translation.operand(of: inner), case .value = inner.access, inner.property.isOptional
         else { return nil }
-        return Operand(property: inner.property, access: .unwrapped)
+        return PredicateOperand(property: inner.property, access: .unwrapped)
     }
 }
 
@@ -427,11 +427,11 @@ where LHS: StandardPredicateExpression, RHS: StandardPredicateExpression {
     var neverThrows: Bool { expressionNeverThrows(lhs) && expressionNeverThrows(rhs) }
 
     /// `$0.property ?? constant`.
-    func operand(in translation: PredicateTranslation) -> Operand? {
+    func operand(in translation: PredicateTranslation) -> PredicateOperand? {
         guard let inner = translation.operand(of: lhs), case .value = inner.access, inner.property.isOptional,
             let defaultValue = translation.constant(of: rhs)
         else { return nil }
-        return Operand(property: inner.property, access: .coalesced(default: defaultValue.value))
+        return PredicateOperand(property: inner.property, access: .coalesced(default: defaultValue.value))
     }
 
     /// `optionalBool ?? constant`: `$0.abstract?.contains("x") ?? false`, `if let … else …`.
@@ -831,18 +831,6 @@ extension PropertyType {
     }
 }
 
-extension ComparisonOperator {
-    /// The operator with its operands swapped: `5 < x` is `x > 5`.
-    fileprivate var flipped: ComparisonOperator {
-        switch self {
-        case .equal, .notEqual: self
-        case .less: .greater
-        case .lessOrEqual: .greaterOrEqual
-        case .greater: .less
-        case .greaterOrEqual: .lessOrEqual
-        }
-    }
-}
 
 extension QueryNode {
     /// `property == nil`.

@@ -10,10 +10,7 @@ extension Object {
     /// unchanged; otherwise looks the record up again by key (one B-tree descent).
     @usableFromInline
     final func _readField(_ column: Int32) -> UnsafeRawBufferPointer? {
-        guard let realm = _realm else {
-            ClassInfo.recordAccess(column)
-            return nil
-        }
+        guard let realm = _realm else { return ClassInfo.recordAccess(column) }
         realm.checkThread()
         if _generation != realm.generation { rebind(realm) }
         let binding = _binding.unsafelyUnwrapped

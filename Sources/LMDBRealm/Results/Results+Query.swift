@@ -202,3 +202,46 @@ extension Results {
         average(ofProperty: propertyName(keyPath))
     }
 }
+
+// MARK: - Predicate strings and #Predicate
+
+extension Results {
+    /// The objects matching a predicate string in NSPredicate's format.
+    ///
+    /// ```swift
+    /// let long = try articles.filter("section == %@ AND wordCount > %@", "Sports", 500)
+    /// let some = try articles.filter("url BEGINSWITH[c] 'https' OR abstract == nil")
+    /// ```
+    ///
+    /// Supported: `== != < <= > >=` (also `= <> =< =>`), `AND OR NOT` and `&& || !`,
+    /// parentheses, `BEGINSWITH ENDSWITH CONTAINS LIKE` with `[c] [d] [cd]`, `IN {…}` and
+    /// `IN %@`, `BETWEEN {lo, hi}`, `nil`/`NULL`, `TRUEPREDICATE`/`FALSEPREDICATE`, `%@` and
+    /// `%K` arguments, string, number, boolean, date (`2015-07-01@12:00:00`, `T<seconds>:<ns>`),
+    /// `uuid(…)` and `oid(…)` literals.
+    /// - Throws: ``Realm/Error`` with code ``Realm/Error/Code/invalidQuery`` whose message says
+    ///   what is wrong and at which byte offset ("unknown property 'wordCont' on Article at
+    ///   offset 0"). Unlike RealmSwift, a bad query never stops the process.
+    public func filter(_ predicateFormat: String, _ args: Any...) throws -> Results<Element> {
+        try filter(predicateFormat, argumentArray: args)
+    }
+
+    /// ``filter(_:_:)`` with the arguments in an array.
+    public func filter(_ predicateFormat: String, argumentArray args: [Any]) throws -> Results<Element> {
+        core.realm.checkThread()
+        let node = try PredicateParser.parse(predicateFormat, arguments: args.map { Optional($0) }, schema: core.info.schema)
+        return Results(core: core.appending(.filter(node)))
+    }
+
+    /// The objects for which a Foundation `#Predicate` holds.
+    ///
+    /// ```swift
+    /// let long = articles.filter(#Predicate<Article> { $0.wordCount > 500 && $0.section == "Sports" })
+    /// ```
+    /// The predicate is translated into the same plan as ``where(_:)``, using indexes; parts
+    /// that cannot be translated (arithmetic, computed properties) run object by object, with
+    /// the same results as `predicate.evaluate`.
+    public func filter(_ predicate: Predicate<Element>) -> Results<Element> {
+        core.realm.checkThread()
+        return Results(core: core.appending(.filter(QueryNode(predicate))))
+    }
+}

@@ -33,6 +33,12 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     public var startIndex: Int { 0 }
     public var endIndex: Int { count }
 
+    // Stated so that stepping an index does not ask for `endIndex` (the count) each time.
+    public func index(after i: Int) -> Int { i + 1 }
+    public func index(before i: Int) -> Int { i - 1 }
+    public func index(_ i: Int, offsetBy distance: Int) -> Int { i + distance }
+    public func distance(from start: Int, to end: Int) -> Int { end - start }
+
     /// The number of objects, read from the table's statistics without creating any.
     public var count: Int {
         core.realm.checkThread()

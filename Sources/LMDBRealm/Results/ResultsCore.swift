@@ -99,6 +99,17 @@ final class ResultsCore {
     func count() -> Int {
         guard let binding = resolveBinding() else { return 0 }
         let txn = realm.queryTransaction()
+        if countGeneration == realm.generation { return cachedCount }
+        let n = computeCount(binding, txn)
+        cachedCount = n
+        countGeneration = realm.generation
+        return n
+    }
+
+    private var cachedCount = 0
+    private var countGeneration: UInt64 = 0
+
+    private func computeCount(_ binding: TableBinding, _ txn: UnsafeTransaction) -> Int {
         let (query, rest) = split()
         if rest.isEmpty {
             let executor = QueryExecutor(realm: realm, table: binding.table, txn: txn)

@@ -67,18 +67,29 @@ final class ClassInfo: @unchecked Sendable {
 
     // MARK: - Key paths
 
-    /// The persisted property `keyPath` reads, or `nil` if it reads none (a computed property
-    /// that is not a `@Persisted` wrapper).
+    /// The persisted property `keyPath` reads, or `nil` if it is not exactly one `@Persisted`
+    /// property (a computed property, even one that reads a single persisted property, is not).
     ///
-    /// Found by reading the key path on a recorder object whose property reads report their
-    /// column instead of returning data; cached per key path.
+    /// Found by reading the key path on a recorder object: its property reads report their
+    /// column and return a marker value of the column's kind; the key path names the property
+    /// only if exactly one read happened and the marker came back unchanged. Cached per key
+    /// path.
     func propertyName(for keyPath: AnyKeyPath) -> String? {
         ClassInfo.lock.withLock {
             if let name = keyPathNames[keyPath] { return name }
-            ClassInfo.recorded = nil
-            _ = recorder[keyPath: keyPath]
-            let name = ClassInfo.recorded.map { schema.properties[Int($0)].name }
-            ClassInfo.recorded = nil
+            ClassInfo.recording = (self, [])
+            let value = recorder[keyPath: keyPath]
+            let reads = ClassInfo.recording?.reads ?? []
+            ClassInfo.recording = nil
+            var name: String?
+            if reads.count == 1, let persistable = value as? any _Persistable {
+                let column = Int(reads[0])
+                let marker = markers[column]
+                let same = persistable._rlmWithBytes { $0.map { $0.elementsEqual(marker) } ?? false }
+                if same && Swift.type(of: persistable)._rlmType == schema.properties[column].type {
+                    name = schema.properties[column].name
+                }
+            }
             keyPathNames[keyPath] = name
             return name
         }
@@ -94,12 +105,35 @@ final class ClassInfo: @unchecked Sendable {
     /// Key paths resolved so far; guarded by `lock`.
     private var keyPathNames: [AnyKeyPath: String?] = [:]
 
-    /// The column the recorder read last; guarded by `lock` (the recorder runs under it).
-    nonisolated(unsafe) private static var recorded: Int32?
+    /// Per column, a value of its kind unlikely to be produced by a computed property, as
+    /// record bytes; allocated once, for the life of the process (as the class's description).
+    private lazy var markers: [UnsafeMutableRawBufferPointer] = schema.properties.enumerated().map { column, property in
+        let bytes: [UInt8]
+        switch property.type {
+        case .bool: bytes = [1]
+        case .int: bytes = withUnsafeBytes(of: Int64(97).littleEndian) { Array($0) }  // fits every width
+        case .float: bytes = withUnsafeBytes(of: Float(8191.5 + Float(column)).bitPattern.littleEndian) { Array($0) }
+        case .double, .date: bytes = withUnsafeBytes(of: (123_456_789.125 + Double(column)).bitPattern.littleEndian) { Array($0) }
+        case .string: bytes = Array("mArKeR\u{2603}\(column)".utf8)
+        case .decimal: bytes = Array("\(7_000_000_000 + column).25".utf8)
+        case .data: bytes = Array("marker \(column)".utf8)
+        case .uuid: bytes = (0..<16).map { UInt8(truncatingIfNeeded: 0xA5 &+ $0 &+ column) }
+        case .objectId: bytes = (0..<12).map { UInt8(truncatingIfNeeded: 0x5A &+ $0 &+ column) }
+        }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 1), alignment: 8)
+        buffer.copyBytes(from: bytes)
+        return UnsafeMutableRawBufferPointer(rebasing: buffer[..<bytes.count])
+    }
 
-    /// Called by a recorder's property read.
-    static func recordAccess(_ column: Int32) {
-        if recorded == nil { recorded = column }
+    /// The class being recorded and the columns read so far; guarded by `lock` (the recorder
+    /// runs under it).
+    nonisolated(unsafe) private static var recording: (info: ClassInfo, reads: [Int32])?
+
+    /// Called by a recorder's property read: notes the column and returns its marker.
+    static func recordAccess(_ column: Int32) -> UnsafeRawBufferPointer? {
+        guard let info = recording?.info else { fatalError("an object with no realm was read as if managed") }
+        recording!.reads.append(column)
+        return UnsafeRawBufferPointer(info.markers[Int(column)])
     }
 
     private static let lock = NSRecursiveLock()
