@@ -171,20 +171,6 @@ extension Comparable {
     }
 }
 
-extension Int {
-    @inline(__always)
-    func compare(_ op: ComparisonOperator, _ other: Int) -> Bool {
-        switch op {
-        case .equal: self == other
-        case .notEqual: self != other
-        case .less: self < other
-        case .lessOrEqual: self <= other
-        case .greater: self > other
-        case .greaterOrEqual: self >= other
-        }
-    }
-}
-
 extension QueryValue {
     var doubleValue: Double? {
         switch self {
