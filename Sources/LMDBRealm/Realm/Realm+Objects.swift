@@ -112,8 +112,9 @@ extension Realm {
                 try keyScratch.withUnsafeBytes { key in try txn.put(table.database.dbi, key: key, value: record, flags: flags) }
             }
             if stored && !table.indexedColumns.isEmpty {
-                let keys = recordWriter.withRecord { indexKeys(table, record: $0) }
-                try keyScratch.withUnsafeBytes { try addIndexEntries(table, keys, key: $0) }
+                try recordWriter.withRecord { record in
+                    try keyScratch.withUnsafeBytes { try bufferIndexEntries(table, record: record, key: $0) }
+                }
             }
         } catch let error as LMDBError {
             throw Realm.Error(error, url: file.url, doing: "Cannot add an object of '\(table.className)' to")

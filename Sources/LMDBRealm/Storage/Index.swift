@@ -17,10 +17,12 @@ extension Table {
     /// this may match longer values too, so lookups check candidates against their records.
     static let maximumIndexKeyLength = 480
 
-    /// The index key of a field of stored column `column`.
+    /// Appends the index key of a field of stored column `column` to `out`.
     func appendIndexKey(_ field: UnsafeRawBufferPointer?, column: Int, to out: inout [UInt8]) {
+        let start = out.count
         KeyEncoding.append(field, type: schema.properties[column].type, to: &out)
-        if out.count > Table.maximumIndexKeyLength { out.removeLast(out.count - Table.maximumIndexKeyLength) }
+        let end = start + Table.maximumIndexKeyLength
+        if out.count > end { out.removeLast(out.count - end) }
     }
 
     /// Opens (or, with `create`, creates) the index databases of every indexed property of
@@ -59,6 +61,18 @@ extension Realm {
         if pendingIndexEntries.count >= PendingIndexEntries.flushThreshold { try flushIndexEntries() }
     }
 
+    /// Buffers the index entries of a new object whose record is `record`, encoding each index
+    /// key straight into the buffer (no allocation per object).
+    func bufferIndexEntries(_ table: Table, record: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer) throws {
+        for column in table.indexedColumns {
+            let field = table.field(record.baseAddress!, size: record.count, column: column, in: file)
+            pendingIndexEntries.append(dbi: table.indexes[column]!.dbi, value: key) { out in
+                table.appendIndexKey(field, column: column, to: &out)
+            }
+        }
+        if pendingIndexEntries.count >= PendingIndexEntries.flushThreshold { try flushIndexEntries() }
+    }
+
     /// Writes the buffered index entries, sorted, so each index is written in key order:
     /// random-order inserts into a B-tree cost 2-5 times more (page splits, cache misses).
     func flushIndexEntries() throws {
@@ -66,8 +80,37 @@ extension Realm {
         let txn = writeTxn
         // Values read earlier in this write may be stale after these changes.
         generation &+= 1
+        // Entries come sorted per index. Once an entry sorts after everything the index holds,
+        // the rest are appended (MDB_APPEND / MDB_APPENDDUP): no search, and full pages.
+        var currentDBI: UInt32?
+        var appending = false
+        var previousKey: [UInt8] = []
+        var previousValue: [UInt8] = []
         try pendingIndexEntries.drain { dbi, key, value in
-            _ = try txn.put(dbi, key: key, value: value, flags: PutFlags.noDuplicateData.rawValue)
+            if dbi != currentDBI {
+                currentDBI = dbi
+                appending = false
+                let cursor = try Cursor(transaction: txn, dbi: dbi)
+                if let last = try cursor.last() {
+                    let c = compareRaw(key, last.key)
+                    appending = c > 0 || (c == 0 && compareRaw(value, last.value) > 0)
+                    previousKey = Array(last.key)
+                    previousValue = Array(last.value)
+                } else {
+                    appending = true
+                    previousKey = []
+                    previousValue = []
+                }
+            }
+            if appending {
+                let sameKey = key.elementsEqual(previousKey)
+                if sameKey && value.elementsEqual(previousValue) { return }  // the same entry twice
+                _ = try txn.put(dbi, key: key, value: value, flags: sameKey ? PutFlags.appendDuplicate.rawValue : PutFlags.append.rawValue)
+                if !sameKey { previousKey = Array(key) }
+                previousValue = Array(value)
+            } else {
+                _ = try txn.put(dbi, key: key, value: value, flags: PutFlags.noDuplicateData.rawValue)
+            }
         }
     }
 
@@ -175,11 +218,18 @@ struct PendingIndexEntries {
     }
 
     mutating func append(dbi: UInt32, key: [UInt8], value: UnsafeRawBufferPointer) {
-        let k = bytes.count..<(bytes.count + key.count)
-        bytes.append(contentsOf: key)
+        append(dbi: dbi, value: value) { $0.append(contentsOf: key) }
+    }
+
+    /// Appends an entry whose key `writeKey` appends to the end of the buffer; it must not
+    /// change the bytes already there.
+    mutating func append(dbi: UInt32, value: UnsafeRawBufferPointer, writeKey: (inout [UInt8]) -> Void) {
+        let start = bytes.count
+        writeKey(&bytes)
+        let k = start..<bytes.count
         let v = bytes.count..<(bytes.count + value.count)
         bytes.append(contentsOf: value)
-        let kp = key.withUnsafeBytes { Self.prefix($0) }
+        let kp = bytes.withUnsafeBytes { Self.prefix(UnsafeRawBufferPointer(rebasing: $0[k])) }
         let vp = Self.prefix(value)
         entries.append(Entry(dbi: dbi, key: k, value: v, k0: kp.0, k1: kp.1, v0: vp.0, v1: vp.1))
     }
@@ -194,19 +244,28 @@ struct PendingIndexEntries {
         defer { removeAll() }
         try bytes.withUnsafeBytes { all in
             func slice(_ r: Range<Int>) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: all[r]) }
-            entries.sort { a, b in
-                if a.dbi != b.dbi { return a.dbi < b.dbi }
-                if a.k0 != b.k0 { return a.k0 < b.k0 }
-                if a.k1 != b.k1 { return a.k1 < b.k1 }
-                if a.key.count > 16 || b.key.count > 16 || a.key.count != b.key.count {
-                    let c = compareRaw(slice(a.key), slice(b.key))
-                    if c != 0 { return c < 0 }
+            try entries.withUnsafeBufferPointer { entries in
+                // Sorts positions (4 bytes each), not the entries themselves.
+                var order = (0..<UInt32(entries.count)).map { $0 }
+                order.sort { i, j in
+                    let a = entries[Int(i)]
+                    let b = entries[Int(j)]
+                    if a.dbi != b.dbi { return a.dbi < b.dbi }
+                    if a.k0 != b.k0 { return a.k0 < b.k0 }
+                    if a.k1 != b.k1 { return a.k1 < b.k1 }
+                    if a.key.count > 16 || b.key.count > 16 || a.key.count != b.key.count {
+                        let c = compareRaw(slice(a.key), slice(b.key))
+                        if c != 0 { return c < 0 }
+                    }
+                    if a.v0 != b.v0 { return a.v0 < b.v0 }
+                    if a.v1 != b.v1 { return a.v1 < b.v1 }
+                    return compareRaw(slice(a.value), slice(b.value)) < 0
                 }
-                if a.v0 != b.v0 { return a.v0 < b.v0 }
-                if a.v1 != b.v1 { return a.v1 < b.v1 }
-                return compareRaw(slice(a.value), slice(b.value)) < 0
+                for i in order {
+                    let e = entries[Int(i)]
+                    try put(e.dbi, slice(e.key), slice(e.value))
+                }
             }
-            for e in entries { try put(e.dbi, slice(e.key), slice(e.value)) }
         }
     }
 }
