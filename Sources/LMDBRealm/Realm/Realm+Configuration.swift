@@ -24,7 +24,8 @@ extension Realm {
         /// Open the file read-only: it must exist, and writing stops the process.
         public var readOnly: Bool = false
 
-        /// The version of the model classes, for migrations.
+        /// The version of the model classes. Stored for migrations, which a later release adds;
+        /// today a changed class throws ``Realm/Error/Code/schemaMismatch`` whatever the version.
         public var schemaVersion: UInt64 = 0
 
         /// The largest the file may grow, in bytes. Writing past it throws

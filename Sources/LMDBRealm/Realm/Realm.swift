@@ -61,9 +61,6 @@ public final class Realm {
     /// Index entries the current write has added but not yet written.
     @exclusivity(unchecked) var pendingIndexEntries = PendingIndexEntries()
 
-    /// Whether a queue-confined realm refreshes itself when another thread or process commits.
-    public var autorefresh: Bool = true
-
     // MARK: - Opening
 
     /// Opens the realm `configuration` describes, confined to the calling thread.
