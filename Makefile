@@ -1,4 +1,4 @@
-# LMDBRealm: `make run` runs the example, `make test` runs the tests.
+# LMDBRealm: `make run` runs the ArticleCache example on its bundled sample, `make test` runs the tests.
 # Both install LMDB's development files first when they are missing.
 
 SWIFT ?= swift
@@ -21,7 +21,7 @@ build: deps
 	$(SWIFT) build
 
 run: deps
-	$(SWIFT) run LMDBRealmDemo
+	$(SWIFT) run ArticleCache fetch
 
 test: deps
 	$(SWIFT) build --build-tests

@@ -12,6 +12,12 @@ let package = Package(
         .library(name: "LMDBRealm", targets: ["LMDBRealm"]),
         .library(name: "LMDBKit", targets: ["LMDBKit"]),
     ],
+    dependencies: [
+        // Used only by the ArticleCache example and its tests; the library products depend on
+        // nothing.
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/swhitty/FlyingFox", from: "0.27.0"),
+    ],
     targets: [
         .systemLibrary(
             name: "CLMDB",
@@ -28,6 +34,23 @@ let package = Package(
             name: "LMDBRealmDemo",
             dependencies: ["LMDBRealm"],
             path: "Examples/Demo",
+            swiftSettings: strict
+        ),
+        // The example `make run` runs: the NYT Article Search client and its Realm cache.
+        .target(
+            name: "ArticleCacheKit",
+            dependencies: ["LMDBRealm"],
+            path: "Examples/ArticleCache/Sources/ArticleCacheKit",
+            resources: [.copy("Resources/sample-articles.json")],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "ArticleCache",
+            dependencies: [
+                "ArticleCacheKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Examples/ArticleCache/Sources/ArticleCache",
             swiftSettings: strict
         ),
         .executableTarget(
@@ -57,6 +80,14 @@ let package = Package(
         .testTarget(
             name: "LMDBRealmTests",
             dependencies: ["LMDBRealm", "LMDBKit", "TestSupport", "RealmTestHelper"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "ArticleCacheTests",
+            dependencies: [
+                "ArticleCacheKit", "TestSupport",
+                .product(name: "FlyingFox", package: "FlyingFox"),
+            ],
             swiftSettings: strict
         ),
     ],
