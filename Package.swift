@@ -87,6 +87,7 @@ let package = Package(
             dependencies: [
                 "ArticleCacheKit", "TestSupport",
                 .product(name: "FlyingFox", package: "FlyingFox"),
+                .product(name: "FlyingSocks", package: "FlyingFox"),
             ],
             swiftSettings: strict
         ),
