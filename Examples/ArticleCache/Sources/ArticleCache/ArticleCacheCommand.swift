@@ -108,14 +108,31 @@ struct List: AsyncParsableCommand {
 
 struct Watch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print live changes to the cache (needs live notifications, not available yet)."
+        abstract: "Print changes to the cache as another process fetches, until interrupted.",
+        discussion: "Lines start with + (added), - (removed) or ~ (changed)."
     )
 
     @OptionGroup var options: StoreOptions
 
+    @Option(help: "Seconds between two looks at the file.")
+    var interval: Double = 0.2
+
+    @Option(help: "Stop after this many batches of changes.")
+    var batches: Int?
+
     func run() async throws {
-        FileHandle.standardError.write(Data("watch needs live notifications, not available yet\n".utf8))
-        throw ExitCode(2)
+        let watcher = ArticleWatcher(store: options.store, interval: interval)
+        let limit = batches
+        FileHandle.standardError.write(Data("Watching \(options.database) (Ctrl-C to stop)\n".utf8))
+        try await readOnNewThread {
+            var seen = 0
+            try watcher.run { changes in
+                // Written straight to the descriptor: a pipe sees each batch as it happens.
+                FileHandle.standardOutput.write(Data(changes.map { "\($0)\n" }.joined().utf8))
+                seen += 1
+                return limit.map { seen < $0 } ?? true
+            }
+        }
     }
 }
 
