@@ -81,21 +81,24 @@ enum QueryValue: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// The kind of property this value can be compared with, as a word for messages.
-    var typeName: String {
+    /// The property kind this value is of; `nil` for a null.
+    var propertyType: PropertyType? {
         switch self {
-        case .null: "nil"
-        case .bool: "Bool"
-        case .int: "Int"
-        case .double: "Double"
-        case .string: "String"
-        case .data: "Data"
-        case .date: "Date"
-        case .uuid: "UUID"
-        case .objectId: "ObjectId"
-        case .decimal: "Decimal"
+        case .null: nil
+        case .bool: .bool
+        case .int: .int
+        case .double: .double
+        case .string: .string
+        case .data: .data
+        case .date: .date
+        case .uuid: .uuid
+        case .objectId: .objectId
+        case .decimal: .decimal
         }
     }
+
+    /// The value's kind as a word for messages.
+    var typeName: String { propertyType?.swiftName ?? "nil" }
 
     var description: String {
         switch self {
