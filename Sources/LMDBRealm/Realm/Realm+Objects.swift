@@ -71,8 +71,9 @@ extension Realm {
         }
 
         // The key: the encoded primary key, or the next auto-assigned number.
-        var state = table.writeState
-        if state.writeID != writeID { state = WriteTableState(writeID: writeID) }
+        // The table's write state is used in place: a local copy would share `lastKey`'s
+        // buffer and make every update of it allocate.
+        if table.writeState.writeID != writeID { table.writeState = WriteTableState(writeID: writeID) }
         keyScratch.removeAll(keepingCapacity: true)
         if let pk = info.primaryKeyColumn {
             let field = info.fields[pk]
@@ -85,15 +86,15 @@ extension Realm {
                     fileURL: file.url)
             }
         } else {
-            if state.nextAutoKey == nil { state.nextAutoKey = try lastAutoKey(of: table) &+ 1 }
-            KeyEncoding.appendBigEndian(state.nextAutoKey!, to: &keyScratch)
-            state.nextAutoKey! &+= 1
+            if table.writeState.nextAutoKey == nil { table.writeState.nextAutoKey = try lastAutoKey(of: table) &+ 1 }
+            KeyEncoding.appendBigEndian(table.writeState.nextAutoKey!, to: &keyScratch)
+            table.writeState.nextAutoKey! &+= 1
         }
 
         // Keys arriving in ascending order are appended (MDB_APPEND): no page splits in the
         // middle of the tree, and full pages.
-        if state.lastKey == nil { state.lastKey = try lastKey(of: table) ?? [] }
-        let appending = keyScratch.lexicographicallyCompare(greaterThan: state.lastKey!)
+        if table.writeState.lastKey == nil { table.writeState.lastKey = try lastKey(of: table) ?? [] }
+        let appending = keyScratch.lexicographicallyCompare(greaterThan: table.writeState.lastKey!)
         var flags = appending ? PutFlags.append.rawValue : 0
         if update == .error { flags |= PutFlags.noOverwrite.rawValue }
         let txn = writeTxn
@@ -129,8 +130,10 @@ extension Realm {
                 "Attempting to create an object of type '\(table.className)' with an existing primary key value \(shown).",
                 fileURL: file.url)
         }
-        if appending { state.lastKey = keyScratch }
-        table.writeState = state
+        if appending {
+            table.writeState.lastKey!.removeAll(keepingCapacity: true)
+            table.writeState.lastKey!.append(contentsOf: keyScratch)
+        }
         generation &+= 1
 
         object._realm = self
