@@ -75,10 +75,12 @@ extension Realm {
         // buffer and make every update of it allocate.
         if table.writeState.writeID != writeID { table.writeState = WriteTableState(writeID: writeID) }
         keyScratch.removeAll(keepingCapacity: true)
-        if let pk = info.primaryKeyColumn {
-            let field = info.fields[pk]
-            let type = info.schema.properties[pk].type
-            field.accessor.withValueBytes(at: base + field.offset) { KeyEncoding.append($0, type: type, to: &keyScratch) }
+        if let pk = table.primaryKeyColumn {
+            // Encoded from the record just written, not read from the object a second time.
+            let type = table.schema.properties[pk].type
+            recordWriter.withRecord { record in
+                KeyEncoding.append(table.field(record.baseAddress!, size: record.count, column: pk, in: file), type: type, to: &keyScratch)
+            }
             if keyScratch.count > file.environment.maxKeySize {
                 throw Realm.Error(
                     .invalidValue,
