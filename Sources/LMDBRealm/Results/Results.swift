@@ -102,6 +102,9 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         private var recycled: Object?
 
         static var batchSize: Int { 512 }
+        /// How many records the next refill reads: the full batch, or fewer while each batch is
+        /// abandoned early (a loop that writes invalidates it at every step).
+        private var batchLimit = Self.batchSize
 
         init(core: ResultsCore) {
             self.core = core
@@ -164,6 +167,9 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
 
         /// Reads the next batch after `lastKey` from the realm's current version.
         private mutating func refill() {
+            // A batch given up before its end (the realm changed under it) was mostly wasted:
+            // read fewer next time; a batch used up earns back the full size.
+            batchLimit = position < batch.count ? Swift.max(4, position * 2) : Swift.min(Self.batchSize, batchLimit * 2)
             batch.removeAll(keepingCapacity: true)
             position = 0
             let realm = core.realm
@@ -187,13 +193,13 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
                 }
                 while let e = entry {
                     batch.append((e.key, e.value))
-                    if batch.count == Self.batchSize { break }
+                    if batch.count == batchLimit { break }
                     entry = try cursor.next()
                 }
             } catch {
                 fatalError("Cannot read '\(binding.table.className)' from '\(realm.file.url.path)': \(error)")
             }
-            exhausted = batch.count < Self.batchSize
+            exhausted = batch.count < batchLimit
         }
     }
 }
