@@ -3,7 +3,7 @@
 
 SWIFT ?= swift
 
-.PHONY: run test deps build bench-objects clean
+.PHONY: run test deps build bench-objects bench bench-quick clean
 
 # liblmdb-dev (headers and library) and pkg-config, from Debian's packages.
 deps:
@@ -30,6 +30,15 @@ test: deps
 # The object layer's hot paths at 100,000 objects, against the raw LMDBKit floor.
 bench-objects: deps
 	$(SWIFT) run -c release LMDBRealmBench
+
+# The suite against SQLite (C API and GRDB) and the raw LMDBKit floor, N = 100,000: writes
+# Benchmarks/results/latest.json, latest.md and latest.svg. A package of its own (Benchmarks/).
+bench: deps
+	$(SWIFT) run -c release --package-path Benchmarks LMDBRealmBenchmarks
+
+# The same at N = 10,000, 3 rounds: a smoke test, under a minute.
+bench-quick: deps
+	$(SWIFT) run -c release --package-path Benchmarks LMDBRealmBenchmarks --quick
 
 clean:
 	rm -rf .build

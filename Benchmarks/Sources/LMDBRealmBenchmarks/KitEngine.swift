@@ -46,7 +46,8 @@ import LMDBKit
         dateEntries.reserveCapacity(rows.count)
         for row in rows {
             Self.record(row, into: &buffer)
-            try txn.put(buffer, forKey: Self.key(row.id), in: articles)
+            // Ids arrive in ascending order, above every id present.
+            try txn.put(buffer, forKey: Self.key(row.id), in: articles, flags: .append)
             sectionEntries.append((row.section, row.id))
             dateEntries.append((row.pubDate.timeIntervalSinceReferenceDate.bitPattern, row.id))
         }
