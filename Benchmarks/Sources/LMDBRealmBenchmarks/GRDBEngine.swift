@@ -19,7 +19,8 @@ struct ArticleRecord: Codable, FetchableRecord, PersistableRecord {
 }
 
 /// GRDB records over a `DatabaseQueue` in WAL mode with `synchronous=FULL`, one transaction
-/// per bulk operation; dates in GRDB's default storage (ISO-8601 text).
+/// per bulk operation, the same 256 MiB page cache as the C API engine; dates in GRDB's
+/// default storage (ISO-8601 text).
 @MainActor final class GRDBEngine: Engine {
     nonisolated static let name = "GRDB"
     let queue: DatabaseQueue
@@ -28,6 +29,7 @@ struct ArticleRecord: Codable, FetchableRecord, PersistableRecord {
         var config = Configuration()
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous=FULL")
+            try db.execute(sql: "PRAGMA cache_size=-262144")
         }
         queue = try DatabaseQueue(path: directory.appendingPathComponent("articles.sqlite").path, configuration: config)
         _ = try queue.writeWithoutTransaction { db in

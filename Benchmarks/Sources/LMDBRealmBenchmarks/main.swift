@@ -3,9 +3,10 @@
 // (A B C D, A B C D, …); every figure is the median of the rounds.
 //
 //     swift run -c release --package-path Benchmarks LMDBRealmBenchmarks [--n N] [--rounds R] [--quick]
+//         [--engines LMDBRealm,SQLite,GRDB,LMDBKit] [--output DIR]
 import Foundation
 
-let engineTypes: [any Engine.Type] = [RealmEngine.self, SQLiteEngine.self, GRDBEngine.self, KitEngine.self]
+let allEngineTypes: [any Engine.Type] = [RealmEngine.self, SQLiteEngine.self, GRDBEngine.self, KitEngine.self]
 
 struct Settings {
     var n = 100_000
@@ -13,6 +14,7 @@ struct Settings {
     var quick = false
     var child: String?
     var output = defaultOutput
+    var engines = engineNames
 
     var effectiveRounds: Int { rounds ?? (quick ? 3 : (n >= 1_000_000 ? 3 : 5)) }
 }
@@ -21,7 +23,7 @@ func parseArguments() -> Settings {
     var settings = Settings()
     var arguments = CommandLine.arguments.dropFirst().makeIterator()
     func usage() -> Never {
-        FileHandle.standardError.write(Data("usage: LMDBRealmBenchmarks [--n N] [--rounds R] [--quick] [--output DIR]\n".utf8))
+        FileHandle.standardError.write(Data("usage: LMDBRealmBenchmarks [--n N] [--rounds R] [--quick] [--engines A,B] [--output DIR]\n".utf8))
         exit(2)
     }
     while let argument = arguments.next() {
@@ -30,6 +32,10 @@ func parseArguments() -> Settings {
         case "--rounds": guard let v = Int(arguments.next() ?? "") else { usage() }; settings.rounds = v
         case "--quick": settings.quick = true
         case "--output": guard let v = arguments.next() else { usage() }; settings.output = v
+        case "--engines":
+            guard let v = arguments.next() else { usage() }
+            settings.engines = v.split(separator: ",").map(String.init)
+            if !settings.engines.allSatisfy(engineNames.contains) { usage() }
         case "--child": guard let v = arguments.next() else { usage() }; settings.child = v
         default: usage()
         }
@@ -69,7 +75,7 @@ func timedQuery(_ body: () throws -> Int) rethrows -> (Double, Int) {
 // MARK: - Child: one engine, one round, every operation on a fresh file
 
 @MainActor func runChild(_ engineName: String, settings: Settings) throws {
-    guard let type = engineTypes.first(where: { $0.name == engineName }) else {
+    guard let type = allEngineTypes.first(where: { $0.name == engineName }) else {
         log("unknown engine \(engineName)")
         exit(2)
     }
@@ -137,6 +143,7 @@ func median<T: Comparable>(_ xs: [T]) -> T {
 
 @MainActor func runParent(_ settings: Settings) throws {
     let rounds = settings.effectiveRounds
+    let engineTypes = allEngineTypes.filter { settings.engines.contains($0.name) }
     let started = Date()
     log("LMDBRealmBenchmarks: N = \(settings.n), \(rounds) rounds, engines \(engineTypes.map { $0.name }.joined(separator: ", ")) interleaved")
     var samples: [String: EngineSamples] = [:]
