@@ -19,7 +19,7 @@ struct ArticleRecord: Codable, FetchableRecord, PersistableRecord {
 }
 
 /// GRDB records over a `DatabaseQueue` in WAL mode with `synchronous=FULL`, one transaction
-/// per bulk operation, the same 256 MiB page cache as the C API engine; dates in GRDB's
+/// per bulk operation, the same 1 GiB page cache as the C API engine; dates in GRDB's
 /// default storage (ISO-8601 text).
 @MainActor final class GRDBEngine: Engine {
     nonisolated static let name = "GRDB"
@@ -29,7 +29,7 @@ struct ArticleRecord: Codable, FetchableRecord, PersistableRecord {
         var config = Configuration()
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous=FULL")
-            try db.execute(sql: "PRAGMA cache_size=-262144")
+            try db.execute(sql: "PRAGMA cache_size=-1048576")
         }
         queue = try DatabaseQueue(path: directory.appendingPathComponent("articles.sqlite").path, configuration: config)
         _ = try queue.writeWithoutTransaction { db in

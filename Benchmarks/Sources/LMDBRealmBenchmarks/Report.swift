@@ -112,7 +112,7 @@ struct Report {
             "small_txns": "1,000 single-insert transactions, durable commit",
             "queries": "count_filter, count_section_indexed and top100_by_date repeated for at least 50 ms, seconds per query",
             "indexes": "section and pubDate indexed in every engine",
-            "sqliteCache": "SQLite and GRDB: PRAGMA cache_size=-262144 (256 MiB, holds the whole file)",
+            "sqliteCache": "SQLite and GRDB: PRAGMA cache_size=-1048576 (1 GiB, holds the whole file)",
             "elapsedSeconds": String(format: "%.0f", elapsed),
         ]
         for (engine, text) in durability { settingsMap["durability.\(engine)"] = text }
@@ -174,8 +174,8 @@ struct Report {
             Notes: SQLite and GRDB update with one `UPDATE … SET wordCount = wordCount + 1` and delete \
             with one `DELETE FROM article`; LMDBRealm walks its objects (`for a in objects { a.wordCount += 1 }`, \
             `realm.delete(objects)`); LMDBKit rewrites each record and empties its databases (`mdb_drop`). \
-            SQLite's file size is measured after a WAL checkpoint. SQLite and GRDB run with a 256 MiB \
-            page cache (`PRAGMA cache_size=-262144`), which holds the whole file as LMDB's memory map does.
+            SQLite's file size is measured after a WAL checkpoint. SQLite and GRDB run with a 1 GiB \
+            page cache (`PRAGMA cache_size=-1048576`), which holds the whole file as LMDB's memory map does.
 
             """
         return out

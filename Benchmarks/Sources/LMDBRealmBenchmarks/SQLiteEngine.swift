@@ -7,7 +7,7 @@ struct SQLiteError: Error, CustomStringConvertible {
 
 /// SQLite through its C API: prepared statements kept and reused, WAL, `synchronous=FULL`
 /// (every commit fsyncs the WAL), one transaction per bulk operation, indexes on `section`
-/// and `pubDate`, and a page cache (256 MiB) that holds the whole file, as LMDB's map does
+/// and `pubDate`, and a page cache (1 GiB) that holds the whole file, as LMDB's map does
 /// (SQLite's default 2 MiB cache sends random lookups to the kernel with a read per page).
 @MainActor final class SQLiteEngine: Engine {
     nonisolated static let name = "SQLite"
@@ -28,7 +28,7 @@ struct SQLiteError: Error, CustomStringConvertible {
         }
         try exec("PRAGMA journal_mode=WAL")
         try exec("PRAGMA synchronous=FULL")
-        try exec("PRAGMA cache_size=-262144")
+        try exec("PRAGMA cache_size=-1048576")
         try exec("""
             CREATE TABLE article(id INTEGER PRIMARY KEY, url TEXT NOT NULL, leadParagraph TEXT NOT NULL,
                                  section TEXT NOT NULL, pubDate REAL NOT NULL, wordCount INTEGER NOT NULL);
