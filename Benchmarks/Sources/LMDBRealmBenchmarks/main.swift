@@ -13,7 +13,7 @@ struct Settings {
     var rounds: Int?
     var quick = false
     var child: String?
-    var output = defaultOutput
+    var output: String?
     var engines = engineNames
 
     var effectiveRounds: Int { rounds ?? (quick ? 3 : (n >= 1_000_000 ? 3 : 5)) }
@@ -42,6 +42,10 @@ func parseArguments() -> Settings {
     }
     if settings.quick {
         settings.n = 10_000
+    }
+    // A quick run (the smoke test `make test` runs) leaves the committed full results alone.
+    if settings.output == nil {
+        settings.output = settings.quick ? defaultOutput + "/quick" : defaultOutput
     }
     if settings.n < 1 || settings.effectiveRounds < 1 { usage() }
     return settings
@@ -192,11 +196,12 @@ func median<T: Comparable>(_ xs: [T]) -> T {
             log("warning: engines disagree on \(op.rawValue): \(engineTypes.map { "\($0.name) \(samples[$0.name]?.ops[op]?.checks.sorted() ?? [])" })")
         }
     }
+    let outputPath = settings.output ?? defaultOutput
     let report = Report(settings: settings, rounds: rounds, date: started, samples: samples,
                         engines: engineTypes.map { $0.name }, elapsed: Date().timeIntervalSince(started))
-    try report.write(to: URL(fileURLWithPath: settings.output))
+    try report.write(to: URL(fileURLWithPath: outputPath))
     print(report.markdownTable())
-    log(String(format: "done in %.0f s; wrote %@/latest.json, latest.md and latest.svg", report.elapsed, settings.output))
+    log(String(format: "done in %.0f s; wrote %@/latest.json, latest.md and latest.svg", report.elapsed, outputPath))
 }
 
 let settings = parseArguments()
