@@ -1,9 +1,10 @@
-# LMDBRealm: `make run` runs the ArticleCache example on its bundled sample, `make test` runs the tests.
-# Both install LMDB's development files first when they are missing.
+# LMDBRealm: `make run` runs the ArticleCache example on its bundled sample, `make test` runs the tests
+# and the benchmark suite's quick run, `make bench` the benchmark suite.
+# Every target installs LMDB's development files first when they are missing.
 
 SWIFT ?= swift
 
-.PHONY: run test deps build bench-objects clean
+.PHONY: run test deps build bench-objects bench bench-quick clean
 
 # liblmdb-dev (headers and library) and pkg-config, from Debian's packages.
 deps:
@@ -23,13 +24,25 @@ build: deps
 run: deps
 	$(SWIFT) run ArticleCache fetch
 
+# The tests, then the benchmark suite's quick run as a smoke test (no timing is checked).
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
+	$(MAKE) bench-quick
 
 # The object layer's hot paths at 100,000 objects, against the raw LMDBKit floor.
 bench-objects: deps
 	$(SWIFT) run -c release LMDBRealmBench
+
+# The suite against SQLite (C API and GRDB) and the raw LMDBKit floor, N = 100,000: writes
+# Benchmarks/results/latest.json, latest.md and latest.svg. A package of its own (Benchmarks/).
+bench: deps
+	$(SWIFT) run -c release --package-path Benchmarks LMDBRealmBenchmarks
+
+# The same at N = 10,000, 3 rounds: a smoke test, under half a minute once built. It writes
+# to Benchmarks/results/quick/ (not committed), leaving the full results alone.
+bench-quick: deps
+	$(SWIFT) run -c release --package-path Benchmarks LMDBRealmBenchmarks --quick
 
 clean:
 	rm -rf .build

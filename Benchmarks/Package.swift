@@ -1,0 +1,31 @@
+// swift-tools-version: 6.1
+// The benchmark suite: LMDBRealm against SQLite (C API and GRDB) and the raw LMDBKit floor, on
+// one workload. A package of its own so that the library's users never resolve GRDB.
+//
+//     make bench          # swift run -c release --package-path Benchmarks LMDBRealmBenchmarks
+//     make bench-quick    # the same with --quick (N = 10,000, 3 rounds)
+import PackageDescription
+
+let package = Package(
+    name: "LMDBRealmBenchmarks",
+    dependencies: [
+        .package(name: "LMDBRealm", path: ".."),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "LMDBRealmBenchmarks",
+            dependencies: [
+                .product(name: "LMDBRealm", package: "LMDBRealm"),
+                .product(name: "LMDBKit", package: "LMDBRealm"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
+            swiftSettings: [
+                .enableUpcomingFeature("MemberImportVisibility"),
+                .enableUpcomingFeature("InternalImportsByDefault"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

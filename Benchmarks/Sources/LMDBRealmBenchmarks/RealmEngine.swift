@@ -1,0 +1,95 @@
+import Foundation
+import LMDBRealm
+
+final class Article: Object {
+    @Persisted(primaryKey: true) var id: Int64
+    @Persisted var url: String
+    @Persisted var leadParagraph: String
+    @Persisted(indexed: true) var section: String
+    @Persisted(indexed: true) var pubDate: Date
+    @Persisted var wordCount: Int
+}
+
+/// LMDBRealm through its object API, as an application writes it. Commits are durable
+/// (LMDB's default: data and meta page flushed before `write` returns).
+@MainActor final class RealmEngine: Engine {
+    nonisolated static let name = "LMDBRealm"
+    let realm: Realm
+
+    init(directory: URL) throws {
+        let config = Realm.Configuration(fileURL: directory.appendingPathComponent("articles.realm"), objectTypes: [Article.self])
+        realm = try Realm(configuration: config)
+    }
+
+    private func article(_ row: Row) -> Article {
+        let a = Article()
+        a.id = row.id
+        a.url = row.url
+        a.leadParagraph = row.lead
+        a.section = row.section
+        a.pubDate = row.pubDate
+        a.wordCount = row.wordCount
+        return a
+    }
+
+    func insertBulk(_ rows: [Row]) throws {
+        try realm.write {
+            for row in rows { try realm.add(article(row)) }
+        }
+    }
+
+    func scanAll() throws -> Int {
+        var sum = 0
+        for a in realm.objects(Article.self) {
+            sum &+= a.wordCount &+ a.url.utf8.count &+ a.leadParagraph.utf8.count
+        }
+        return sum
+    }
+
+    func get(_ ids: [Int64]) throws -> Int {
+        var sum = 0
+        for id in ids {
+            if let a = realm.object(ofType: Article.self, forPrimaryKey: id) { sum &+= a.wordCount }
+        }
+        return sum
+    }
+
+    func countFilter() throws -> Int {
+        realm.objects(Article.self).where { $0.wordCount > 1800 }.count
+    }
+
+    func countSection(_ section: String) throws -> Int {
+        realm.objects(Article.self).where { $0.section == section }.count
+    }
+
+    func top100() throws -> Int {
+        var sum = 0
+        for a in realm.objects(Article.self).sorted(byKeyPath: "pubDate", ascending: false).limit(100) {
+            sum &+= Int(a.id)
+        }
+        return sum
+    }
+
+    func updateAll() throws {
+        try realm.write {
+            for a in realm.objects(Article.self) { a.wordCount += 1 }
+        }
+    }
+
+    func smallTransactions(_ rows: [Row]) throws {
+        for row in rows {
+            try realm.write { try realm.add(article(row)) }
+        }
+    }
+
+    func deleteAll() throws {
+        try realm.write { realm.delete(realm.objects(Article.self)) }
+    }
+
+    func settleFiles() throws {}
+
+    func count() throws -> Int {
+        _ = realm.refresh()
+        return realm.objects(Article.self).count
+    }
+}
