@@ -24,31 +24,30 @@ extension Environment {
             create: () throws -> Environment,
             compatible: (Environment) -> Bool
         ) throws -> Environment {
+            // No strong reference to an environment may be released while `lock` is held: if
+            // it were the last, the environment's deinit would take the lock again.
             lock.lock()
-            defer { lock.unlock() }
             if let slot = entries[path] {
                 if let existing = slot.environment {
-                    // Kept alive to the end of the scope, so its last release (and so its
-                    // deinit, which takes this lock) cannot happen while the lock is held.
-                    return try withExtendedLifetime(existing) {
-                        guard compatible(existing) else {
-                            throw LMDBError(code: LMDBError.optionsConflict.code, context: "opening \(path)")
-                        }
-                        return existing
+                    lock.unlock()
+                    guard compatible(existing) else {
+                        throw LMDBError(code: LMDBError.optionsConflict.code, context: "opening \(path)")
                     }
+                    return existing
                 }
                 // The last owner is letting go: wait until its file is closed, so the process's
                 // POSIX locks on the lock file are not released under the new environment.
                 while !slot.closed { lock.wait() }
             }
+            defer { lock.unlock() }
             // Opened under the lock: two threads racing to open one file must not both call
-            // mdb_env_open on it.
+            // mdb_env_open on it. (A failed open's deinit does not take the lock.)
             let env = try create()
             let slot = Slot()
             slot.environment = env
             env.slot = slot
             entries[path] = slot
-            if entries.count > 64 { entries = entries.filter { $0.value.environment != nil } }
+            if entries.count > 64 { entries = entries.filter { !$0.value.closed } }
             return env
         }
 
@@ -62,14 +61,17 @@ extension Environment {
             lock.unlock()
         }
 
-        /// The paths open in this process now.
+        /// The paths open in this process now. The weak references are read outside the lock
+        /// (reading one makes a strong reference, which may be the last).
         var openPaths: [String] {
-            lock.withLock { entries.filter { $0.value.environment != nil }.map(\.key) }
+            let slots = lock.withLock { Array(entries) }
+            return slots.filter { $0.value.environment != nil }.map(\.key)
         }
 
         /// Whether `path` is open in this process now.
         func isOpen(_ path: String) -> Bool {
-            lock.withLock { entries[path]?.environment != nil }
+            let slot = lock.withLock { entries[path] }
+            return slot?.environment != nil
         }
     }
 
