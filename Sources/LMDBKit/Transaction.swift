@@ -34,6 +34,9 @@ public struct Transaction: ~Copyable {
         var isReset = false
         /// Set by commit and abort, so deinit does not end the transaction twice.
         var ended = false
+        /// A nested transaction does not count as one of the environment's active
+        /// transactions: its parent does.
+        var isNested = false
         init() {}
     }
 
@@ -58,6 +61,20 @@ public struct Transaction: ~Copyable {
         self.environment = environment
         self.isReadOnly = readOnly
         self.state = State()
+    }
+
+    /// Begins a write transaction nested in the write transaction `parent`: its changes join the
+    /// parent's when it commits and vanish when it aborts, leaving the parent as it was. The
+    /// parent must not be used until the nested transaction ends. The corresponding LMDB
+    /// function is `mdb_txn_begin` with a parent.
+    package init(nestedIn parent: UnsafeTransaction, environment: Environment) throws {
+        var txn: OpaquePointer?
+        try check(mdb_txn_begin(environment.handle, parent.handle, 0, &txn), "beginning a nested transaction on \(environment.path)")
+        self.handle = txn!
+        self.environment = environment
+        self.isReadOnly = false
+        self.state = State()
+        state.isNested = true
     }
 
     deinit {
@@ -107,7 +124,7 @@ public struct Transaction: ~Copyable {
             environment.setDBILockOwner(nil)
             environment.dbiLock.unlock()
         }
-        if !state.isReset { environment.leaveTransaction() }
+        if !state.isReset && !state.isNested { environment.leaveTransaction() }
     }
 
     /// The snapshot's transaction ID (`mdb_txn_id`): it changes exactly when the data does.

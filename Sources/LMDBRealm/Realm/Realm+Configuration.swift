@@ -38,6 +38,16 @@ extension Realm {
         /// ``Realm/Error/Code/tooManyReaders``.
         public var maximumNumberOfReaders: Int = 256
 
+        /// How many versions of the file this process may keep pinned at once — by realm
+        /// handles, frozen realms, objects and results, thread-safe references and observers
+        /// waiting for delivery — or `nil` for no limit (the default).
+        ///
+        /// Every pinned version keeps the pages it reads from being reused, so a forgotten
+        /// frozen object makes the file grow with every later write. With a limit, opening a
+        /// realm or committing a write that would pass it throws
+        /// ``Realm/Error/Code/tooManyActiveVersions`` instead, and the write is rolled back.
+        public var maximumNumberOfActiveVersions: UInt?
+
         /// A configuration for the file at `fileURL`.
         public init(
             fileURL: URL? = nil, readOnly: Bool = false, schemaVersion: UInt64 = 0,

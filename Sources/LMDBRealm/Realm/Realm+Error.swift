@@ -52,6 +52,9 @@ extension Realm {
             public static let readOnly = Code(rawValue: "readOnly")
             /// The disk is full.
             public static let noSpace = Code(rawValue: "noSpace")
+            /// More versions of the file are pinned than
+            /// ``Realm/Configuration/maximumNumberOfActiveVersions`` allows.
+            public static let tooManyActiveVersions = Code(rawValue: "tooManyActiveVersions")
         }
 
         /// What kind of error this is.
@@ -86,6 +89,7 @@ extension Realm {
         public static let tooManyReaders = Code.tooManyReaders
         public static let readOnly = Code.readOnly
         public static let noSpace = Code.noSpace
+        public static let tooManyActiveVersions = Code.tooManyActiveVersions
     }
 }
 

@@ -101,14 +101,22 @@ extension Realm {
         if update == .error { flags |= PutFlags.noOverwrite.rawValue }
         let txn = writeTxn
         let stored: Bool
+        var replaced = false
         do {
             // Replacing a stored object: its old index entries go first.
-            if update != .error && !table.indexedColumns.isEmpty && !appending {
+            if update != .error && !appending && (!table.indexedColumns.isEmpty || changeLog != nil) {
                 let old = try keyScratch.withUnsafeBytes { try txn.get(table.database.dbi, key: $0) }
                 if let old {
                     table.checkRecord(old, in: file)
-                    let keys = indexKeys(table, record: old)
-                    try keyScratch.withUnsafeBytes { try removeIndexEntries(table, keys, key: $0) }
+                    replaced = true
+                    if let changeLog {
+                        let mask = recordWriter.withRecord { changedColumns(table, old: old, new: $0) }
+                        changeLog.changes(for: table).modified[ObjectKey(keyScratch), default: 0] |= mask
+                    }
+                    if !table.indexedColumns.isEmpty {
+                        let keys = indexKeys(table, record: old)
+                        try keyScratch.withUnsafeBytes { try removeIndexEntries(table, keys, key: $0) }
+                    }
                 }
             }
             stored = try recordWriter.withRecord { record in
@@ -136,6 +144,7 @@ extension Realm {
             table.writeState.lastKey!.removeAll(keepingCapacity: true)
             table.writeState.lastKey!.append(contentsOf: keyScratch)
         }
+        if let changeLog, !replaced { changeLog.changes(for: table).inserted.append(ObjectKey(keyScratch)) }
         generation &+= 1
 
         object._realm = self
@@ -143,6 +152,23 @@ extension Realm {
         object._binding = binding
         object._key = ObjectKey(keyScratch)
         object._generation = 0
+    }
+
+    /// The stored columns whose values differ between two records of `table`.
+    private func changedColumns(_ table: Table, old: UnsafeRawBufferPointer, new: UnsafeRawBufferPointer) -> UInt64 {
+        var mask: UInt64 = 0
+        for c in 0..<table.columnCount {
+            let a = table.field(old.baseAddress!, size: old.count, column: c, in: file)
+            let b = table.field(new.baseAddress!, size: new.count, column: c, in: file)
+            let same: Bool
+            switch (a, b) {
+            case (nil, nil): same = true
+            case (let x?, let y?): same = x.count == y.count && (x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0)
+            default: same = false
+            }
+            if !same { mask |= ChangeLog.bit(c) }
+        }
+        return mask
     }
 
     /// The largest key stored in `table`, seen by the current write.
@@ -186,6 +212,7 @@ extension Realm {
                     }
                 }
             }
+            changeLog?.changes(for: table).modified[object._key, default: 0] |= ChangeLog.bit(storedColumn)
         } catch {
             // A setter cannot throw; the map filling up here is reported at commit too.
             fatalError("Cannot update an object of '\(table.className)' in '\(file.url.path)': \(error)")
@@ -206,7 +233,9 @@ extension Realm {
         do {
             let keys = indexKeys(table, record: UnsafeRawBufferPointer(start: object._record!, count: object._recordSize))
             try object._key.withBytes { key in
-                _ = try writeTxn.delete(table.database.dbi, key: key)
+                if try writeTxn.delete(table.database.dbi, key: key) {
+                    changeLog?.changes(for: table).deleted.append(object._key)
+                }
                 try removeIndexEntries(table, keys, key: key)
             }
         } catch {
@@ -227,6 +256,7 @@ extension Realm {
         pendingIndexEntries.removeAll()
         do {
             for table in try allTables() {
+                changeLog?.changes(for: table).cleared = true
                 try writeTxn.empty(table.database.dbi)
                 for index in table.indexes.values { try writeTxn.empty(index.dbi) }
             }
@@ -281,6 +311,9 @@ extension Realm {
         require(
             keyType._rlmType == property.type,
             "Invalid value '\(key)' of type '\(keyType)' for '\(info.schema.className)' primary key '\(property.name)' of type '\(property.type.rawValue)'")
+        let lock = frozenLock
+        lock?.lock()
+        defer { lock?.unlock() }
         keyScratch.removeAll(keepingCapacity: true)
         key._rlmWithBytes { KeyEncoding.append($0, type: property.type, to: &keyScratch) }
         return lookUp(binding, as: Element.self)
@@ -288,6 +321,10 @@ extension Realm {
 
     /// The object stored under the key in `keyScratch`, or `nil`.
     private func lookUp<Element: Object>(_ binding: TableBinding, as: Element.Type) -> Element? {
+        // A frozen realm is read from many threads; `keyScratch` is shared.
+        let lock = frozenLock
+        lock?.lock()
+        defer { lock?.unlock() }
         guard keyScratch.count <= file.environment.maxKeySize else { return nil }
         let txn = readTransaction()
         let found: UnsafeRawBufferPointer?

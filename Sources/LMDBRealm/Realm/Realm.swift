@@ -26,17 +26,21 @@ public final class Realm {
     /// The configuration the realm was opened with.
     public let configuration: Configuration
     let file: StoreFile
-    private let confinement: Confinement
+    let confinement: Confinement
 
-    /// The snapshot read transaction; reset (holding no snapshot) between versions.
-    private var snapshot: Transaction?
+    /// Whether the realm is frozen: pinned to one version, readable from any thread.
+    public let isFrozen: Bool
+
+    /// The snapshot reads go through; reset (holding no version) between versions when the
+    /// realm holds it alone, replaced when frozen realms or observers share it.
+    private(set) var snapshot: Snapshot?
     @exclusivity(unchecked) private var snapshotView: UnsafeTransaction
     @exclusivity(unchecked) private var snapshotIsReset = false
     private var snapshotID = 0
 
     /// The write transaction, between `beginWrite` and `commitWrite`/`cancelWrite`.
     private var writeTransaction: Transaction?
-    @exclusivity(unchecked) private var writeView: UnsafeTransaction?
+    @exclusivity(unchecked) var writeView: UnsafeTransaction?
     /// Identifies the current write, for per-table state kept in ``Table``.
     private(set) var writeID: UInt64 = 0
     private var writeThread: pthread_t?
@@ -60,6 +64,34 @@ public final class Realm {
     @exclusivity(unchecked) var keyScratch: [UInt8] = []
     /// Index entries the current write has added but not yet written.
     @exclusivity(unchecked) var pendingIndexEntries = PendingIndexEntries()
+    /// What the current write changed, while anything in the process observes the file.
+    @exclusivity(unchecked) var changeLog: ChangeLog?
+
+    // MARK: Notifications
+
+    /// The realm's observers: of results, objects, and the realm itself.
+    var notifiers: [NotificationObserver] = []
+    var isDelivering = false
+    var needsAnotherRound = false
+    /// Tokens whose observers skip the changes of the write being committed.
+    var skippedTokens: [NotificationToken] = []
+    /// The version of the write whose changes `skippedTokens` skip.
+    var skipVersion = 0
+    /// Wakes a queue- or actor-confined realm when the file changes.
+    var listener: RefreshListener?
+    /// Serialises the caches of a frozen realm, which any thread may read.
+    let frozenLock: NSRecursiveLock?
+    /// The frozen copy made last, reused while the realm reads the same version.
+    weak var frozenCopy: Realm?
+
+    /// Whether a queue- or actor-confined realm moves to the newest version by itself when
+    /// another thread or process commits, then delivers its notifications (default `true`).
+    ///
+    /// A thread-confined realm has no queue to run on between calls: it moves on
+    /// ``refresh()`` and on each write, and delivers its notifications then.
+    public var autorefresh = true {
+        didSet { checkThread() }
+    }
 
     // MARK: - Opening
 
@@ -84,28 +116,91 @@ public final class Realm {
         try self.init(configuration: configuration, confinement: .queue(QueueToken.of(queue)))
     }
 
-    private init(configuration: Configuration, confinement: Confinement) throws {
+    init(configuration: Configuration, confinement: Confinement) throws {
         self.configuration = configuration
         self.confinement = confinement
+        isFrozen = false
+        frozenLock = nil
         let file = try StoreFile.open(configuration)
         self.file = file
         let url = file.url
         do {
-            let txn = try Transaction(environment: file.environment, readOnly: true)
-            snapshotView = txn.unsafe
-            snapshotID = txn.id
-            snapshot = consume txn
+            let snapshot = try Snapshot(file: file)
+            snapshotView = snapshot.view
+            snapshotID = snapshot.version
+            self.snapshot = snapshot
         } catch let error as LMDBError {
             throw Realm.Error(error, url: url, doing: "Unable to read the realm at path")
         }
+        try checkActiveVersions()
         if let types = configuration.objectTypes {
             try checkSchema(types)
         }
+        switch confinement {
+        case .queue(let token):
+            let queue = token.queue
+            startListening { listener, delay in
+                if let delay {
+                    queue.asyncAfter(deadline: .now() + .nanoseconds(Int(delay.components.attoseconds / 1_000_000_000))) { listener.run() }
+                } else {
+                    queue.async { listener.run() }
+                }
+            }
+        case .actor(let actor):
+            startListening { listener, delay in
+                Task {
+                    if let delay { try? await Task.sleep(for: delay) }
+                    await Realm.runListener(listener, on: actor)
+                }
+            }
+        case .thread, .frozen:
+            break
+        }
+    }
+
+    /// A frozen realm reading `snapshot`, made by ``freeze()``.
+    init(frozen snapshot: Snapshot, configuration: Configuration) {
+        self.configuration = configuration
+        confinement = .frozen
+        isFrozen = true
+        frozenLock = NSRecursiveLock()
+        file = snapshot.file
+        snapshotView = snapshot.view
+        snapshotID = snapshot.version
+        self.snapshot = snapshot
+        autorefresh = false
+        syncCatalog(snapshotView)
+    }
+
+    private static func runListener(_ listener: RefreshListener, on actor: isolated any Actor) {
+        listener.run()
+    }
+
+    private func startListening(_ deliver: @escaping @Sendable (RefreshListener, Duration?) -> Void) {
+        let listener = RefreshListener(deliver: deliver)
+        listener.realm = self
+        self.listener = listener
+        file.hub.add(listener)
     }
 
     deinit {
         if writeTransaction != nil { writeTransaction.take()!.abort() }
-        snapshot.take()?.abort()
+        if let listener { file.hub.remove(listener) }
+        for notifier in notifiers { notifier.detach(file) }
+    }
+
+    /// Throws if the file has more versions pinned in this process than the configuration
+    /// allows.
+    func checkActiveVersions(adding extra: Int = 0) throws {
+        guard let max = configuration.maximumNumberOfActiveVersions else { return }
+        let limit = Int(clamping: max)
+        let active = file.versions.count + extra
+        if active > limit {
+            throw Realm.Error(
+                .tooManyActiveVersions,
+                "Number of active versions (\(active)) in the Realm exceeded the limit of \(limit) (Realm.Configuration.maximumNumberOfActiveVersions): release frozen objects, results and references, or invalidate idle realms",
+                fileURL: file.url)
+        }
     }
 
     /// Checks every listed class against the stored schema, collecting all differences, and
@@ -153,21 +248,45 @@ public final class Realm {
     enum Confinement {
         case thread(pthread_t)
         case queue(QueueToken)
+        case actor(any Actor)
+        case frozen
     }
 
     /// Identifies a serial queue through its queue-specific storage.
     final class QueueToken: @unchecked Sendable {
-        // @unchecked Sendable: no state; only its identity is compared.
+        // @unchecked Sendable: its only state is a weak reference to the queue, set in init;
+        // otherwise only its identity is compared.
         static let key = DispatchSpecificKey<QueueToken>()
         static let lock = NSLock()
+        private weak var weakQueue: DispatchQueue?
+
+        private init(_ queue: DispatchQueue) {
+            weakQueue = queue
+        }
+
+        /// The queue; the realm confined to it keeps it alive.
+        var queue: DispatchQueue { weakQueue! }
 
         static func of(_ queue: DispatchQueue) -> QueueToken {
             lock.withLock {
                 if let token = queue.getSpecific(key: key) { return token }
-                let token = QueueToken()
+                let token = QueueToken(queue)
                 queue.setSpecific(key: key, value: token)
                 return token
             }
+        }
+
+        /// Whether the calling code runs on the queue.
+        var isCurrent: Bool { DispatchQueue.getSpecific(key: QueueToken.key) === self }
+    }
+
+    /// Whether the calling code runs where the realm is confined (never for an actor, which
+    /// cannot be asked without stopping the process).
+    var isOnOwnContext: Bool {
+        switch confinement {
+        case .thread(let owner): pthread_equal(owner, pthread_self()) != 0
+        case .queue(let token): token.isCurrent
+        case .actor, .frozen: false
         }
     }
 
@@ -179,6 +298,10 @@ public final class Realm {
             if pthread_equal(owner, pthread_self()) == 0 { wrongThread() }
         case .queue(let token):
             if DispatchQueue.getSpecific(key: QueueToken.key) !== token { wrongThread() }
+        case .actor(let actor):
+            actor.preconditionIsolated("Realm accessed from incorrect thread.")
+        case .frozen:
+            return
         }
     }
 
@@ -199,7 +322,13 @@ public final class Realm {
 
     private func renewSnapshot() {
         do {
-            try snapshot?.renew()
+            if let snapshot {
+                try snapshot.renew()
+            } else {
+                let fresh = try Snapshot(file: file)
+                snapshot = fresh
+                snapshotView = fresh.view
+            }
         } catch {
             fatalError("Cannot take a new snapshot of '\(file.url.path)': \(error)")
         }
@@ -214,10 +343,22 @@ public final class Realm {
 
     private func releaseSnapshot() {
         guard !snapshotIsReset else { return }
-        snapshot?.reset()
+        if isKnownUniquelyReferenced(&snapshot) {
+            snapshot?.reset()
+        } else {
+            // Frozen realms or observers still read this version: leave it to them.
+            snapshot = nil
+        }
         snapshotIsReset = true
         // The pages behind handed-out pointers may now be reused by a writer.
         generation &+= 1
+        file.hub.prune(oldestPinned: file.versions.oldest)
+    }
+
+    /// The realm's current snapshot, taken anew if it was released.
+    func currentSnapshot() -> Snapshot {
+        _ = readTransaction()
+        return snapshot!
     }
 
     /// Moves the realm to the newest committed version.
@@ -225,20 +366,40 @@ public final class Realm {
     /// Objects and results read afterwards reflect every commit made before the call, by any
     /// thread or process.
     /// - Returns: Whether the version changed.
+    ///
+    /// The realm's notifications for the changes are delivered before `refresh` returns.
+    /// A frozen realm never changes: `refresh` does nothing on it.
     @discardableResult
     public func refresh() -> Bool {
         checkThread()
-        guard !isInWriteTransaction else { return false }
+        guard !isFrozen, !isInWriteTransaction else { return false }
         let before = snapshotID
+        moveToNewestVersion()
+        let changed = snapshotID != before
+        deliverNotifications()
+        return changed
+    }
+
+    /// Takes the newest version without delivering notifications.
+    private func moveToNewestVersion() {
         releaseSnapshot()
         renewSnapshot()
-        return snapshotID != before
+    }
+
+    /// A queue- or actor-confined realm's own refresh, when the file changed.
+    func autorefreshNow() {
+        guard autorefresh, writeTransaction == nil else { return }
+        let latest = file.hub.latestVersion
+        if snapshotIsReset || snapshotID < latest { moveToNewestVersion() }
+        deliverNotifications()
+        if snapshotID < latest { listener?.retrySoon() }
     }
 
     /// Releases the realm's snapshot, so the file can reuse the space of old versions; the
     /// next read takes a new snapshot. Accessors read before stay usable: they reload.
     public func invalidate() {
         checkThread()
+        guard !isFrozen else { return }
         if isInWriteTransaction { cancelWrite() }
         releaseSnapshot()
     }
@@ -287,8 +448,15 @@ public final class Realm {
     /// block: LMDB ends a write on the thread that began it. Prefer ``write(_:)``.
     public func beginWrite() {
         checkThread()
+        require(!isFrozen, "Can't perform transactions on a frozen Realm")
         require(writeTransaction == nil, "The Realm is already in a write transaction")
         require(!configuration.readOnly, "Can't perform transactions on read-only Realms.")
+        if !notifiers.isEmpty && !isDelivering {
+            // Observers first see the changes others made before this write.
+            moveToNewestVersion()
+            deliverNotifications()
+            require(writeTransaction == nil, "The Realm is already in a write transaction")
+        }
         releaseSnapshot()
         do {
             let txn = try Transaction(environment: file.environment, readOnly: false)
@@ -300,6 +468,7 @@ public final class Realm {
         writeThread = pthread_self()
         writeID = Realm.nextWriteID.add(1, ordering: .relaxed).newValue
         generation &+= 1
+        changeLog = file.hub.isRecording ? ChangeLog() : nil
         syncCatalog(writeView!)
     }
 
@@ -323,6 +492,13 @@ public final class Realm {
     /// - Throws: ``Realm/Error`` if the commit fails; the transaction is over either way and
     ///   none of it was written.
     public func commitWrite() throws {
+        try commitWrite(withoutNotifying: [])
+    }
+
+    /// Commits the write transaction; the observers of `tokens` are not told of its changes.
+    ///
+    /// - Throws: As ``commitWrite()``.
+    public func commitWrite(withoutNotifying tokens: [NotificationToken]) throws {
         checkWriteThread()
         do {
             try flushIndexEntries()
@@ -330,14 +506,29 @@ public final class Realm {
             cancelWrite()
             throw Realm.Error(error, url: file.url, doing: "Cannot commit a write to")
         }
+        do {
+            // The new version would be one more than the versions pinned now.
+            try checkActiveVersions(adding: 1)
+        } catch {
+            cancelWrite()
+            throw error
+        }
         let txn = writeTransaction.take()!
+        let version = txn.id
         writeView = nil
         writeThread = nil
         writeID = 0
         generation &+= 1
+        let log = changeLog
+        changeLog = nil
+        if let log, !log.isEmpty {
+            if pendingCatalogVersion != nil { log.catalogChanged = true }
+            file.hub.stage(log, version: version)
+        }
         do {
             try txn.commit()
         } catch let error as LMDBError {
+            file.hub.unstage(version: version)
             dropPendingTables()
             throw Realm.Error(error, url: file.url, doing: "Cannot commit a write to")
         }
@@ -348,12 +539,20 @@ public final class Realm {
         }
         for table in pendingTables.values { file.publish(table) }
         pendingTables.removeAll()
+        file.hub.announce(version)
+        if !notifiers.isEmpty {
+            skippedTokens = tokens
+            defer { skippedTokens = [] }
+            skipVersion = version
+            deliverNotifications()
+        }
     }
 
     /// Discards the write transaction's changes. Objects added in it become invalidated.
     public func cancelWrite() {
         checkWriteThread()
         pendingIndexEntries.removeAll()
+        changeLog = nil
         writeTransaction.take()!.abort()
         writeView = nil
         writeThread = nil
@@ -376,6 +575,7 @@ public final class Realm {
     func checkWriteThread() {
         checkThread()
         guard let writeThread else {
+            if isFrozen { fatalError("Attempting to modify a frozen object - call thaw on the Object instance first.") }
             fatalError(
                 "Cannot modify managed objects outside of a write transaction.")
         }
@@ -422,6 +622,16 @@ public final class Realm {
     /// class's description.
     @inline(__always)
     func binding(for type: Object.Type, info: ClassInfo? = nil, create: Bool) throws -> TableBinding? {
+        if let frozenLock {
+            frozenLock.lock()
+            defer { frozenLock.unlock() }
+            return try cachedBinding(for: type, info: info, create: create)
+        }
+        return try cachedBinding(for: type, info: info, create: create)
+    }
+
+    @inline(__always)
+    private func cachedBinding(for type: Object.Type, info: ClassInfo?, create: Bool) throws -> TableBinding? {
         if let last = lastBinding, last.classInfo.type == type { return last }
         if let b = bindings[ObjectIdentifier(type)] {
             lastBinding = b
@@ -543,6 +753,9 @@ public final class Realm {
 
     /// Every table in the file, including those other handles or processes added.
     func allTables() throws -> [Table] {
+        let lock = frozenLock
+        lock?.lock()
+        defer { lock?.unlock() }
         let txn = readTransaction()
         var names: [String] = []
         do {

@@ -2,7 +2,7 @@ import Foundation
 internal import LMDBKit
 
 /// One step of a `Results` chain, applied in the order written.
-enum ResultsStep {
+enum ResultsStep: Sendable {
     case filter(QueryNode)
     case sort([SortDescriptor])
     case distinct([String])
@@ -40,6 +40,9 @@ final class ResultsCore {
 
     /// The class's table binding, once the file has the class.
     func resolveBinding() -> TableBinding? {
+        let lock = realm.frozenLock
+        lock?.lock()
+        defer { lock?.unlock() }
         if let binding, binding.table === realm.currentTable(binding) { return binding }
         binding = realm.bindingForReading(info.type)
         return binding
@@ -77,6 +80,9 @@ final class ResultsCore {
     /// How the chain is answered, for tests and debugging: the access path, then the steps
     /// applied after it.
     func explain() -> String {
+        let lock = realm.frozenLock
+        lock?.lock()
+        defer { lock?.unlock() }
         guard let binding = resolveBinding() else { return "no objects: \(info.schema.className) is not in the file" }
         let (plan, consumed) = plan(binding)
         var parts = [plan.description]
@@ -97,6 +103,9 @@ final class ResultsCore {
     /// The number of objects, without creating any: table statistics for a whole table, an
     /// index count for a lone indexed equality, a filtered walk otherwise.
     func count() -> Int {
+        let lock = realm.frozenLock
+        lock?.lock()
+        defer { lock?.unlock() }
         guard let binding = resolveBinding() else { return 0 }
         let txn = realm.queryTransaction()
         if countGeneration == realm.generation { return cachedCount }
@@ -124,6 +133,9 @@ final class ResultsCore {
 
     /// Every object of the chain with its record, in order; cached per realm version.
     func evaluate() -> [(key: ObjectKey, record: UnsafeRawBufferPointer)] {
+        let lock = realm.frozenLock
+        lock?.lock()
+        defer { lock?.unlock() }
         let txn = realm.queryTransaction()
         if entriesGeneration == realm.generation { return entries }
         entries.removeAll(keepingCapacity: true)
@@ -204,6 +216,9 @@ final class ResultsCore {
 
     /// The keys of the chain's objects, in order; cached per realm version.
     func evaluatedKeys() -> [ObjectKey] {
+        let lock = realm.frozenLock
+        lock?.lock()
+        defer { lock?.unlock() }
         let txn = realm.readTransaction()
         if keysGeneration == realm.generation { return keys }
         keys.removeAll(keepingCapacity: true)
@@ -228,6 +243,9 @@ final class ResultsCore {
 
     /// The object at `position`.
     func object(at position: Int) -> Object {
+        let lock = realm.frozenLock
+        lock?.lock()
+        defer { lock?.unlock() }
         let txn = realm.readTransaction()
         if !isWholeTable {
             let entries = evaluate()
@@ -248,6 +266,9 @@ final class ResultsCore {
     }
 
     func lastObject() -> Object? {
+        let lock = realm.frozenLock
+        lock?.lock()
+        defer { lock?.unlock() }
         guard let binding = resolveBinding() else { return nil }
         if !isWholeTable {
             guard let last = evaluate().last else { return nil }
@@ -264,6 +285,9 @@ final class ResultsCore {
 
     /// The position of `object` in the chain, or `nil`.
     func index(of object: Object) -> Int? {
+        let lock = realm.frozenLock
+        lock?.lock()
+        defer { lock?.unlock() }
         guard object._realm === realm, type(of: object) == info.type, !object.isInvalidated else { return nil }
         let key = object._key
         if isWholeTable { return evaluatedKeys().firstIndex(of: key) }
@@ -272,6 +296,9 @@ final class ResultsCore {
 
     /// Calls `body` with the field of stored column `column` of every object of the chain.
     func forEachField(_ column: Int, _ body: (UnsafeRawBufferPointer?) -> Void) {
+        let lock = realm.frozenLock
+        lock?.lock()
+        defer { lock?.unlock() }
         guard let binding = resolveBinding() else { return }
         let table = binding.table
         if isWholeTable || split().rest.isEmpty {

@@ -14,6 +14,10 @@ final class StoreFile: @unchecked Sendable {
     let readOnly: Bool
     let meta: Database
     let catalog: Database
+    /// The versions this process pins, for the active-versions limit.
+    let versions = PinnedVersions()
+    /// Announces commits to observers, and keeps what in-process writes changed.
+    let hub: CommitHub
     private let lock = NSLock()
     private var tables: [String: Table] = [:]
     private var knownCatalogVersion: UInt64 = 0
@@ -31,6 +35,7 @@ final class StoreFile: @unchecked Sendable {
         self.meta = meta
         self.catalog = catalog
         for t in tables { self.tables[t.className] = t }
+        hub = CommitHub(path: url.path, environment: environment)
     }
 
     // MARK: - Opening

@@ -1,0 +1,397 @@
+import Foundation
+internal import LMDBKit
+
+/// One observation registered with a realm: told of every version the realm moves to.
+class NotificationObserver {
+    /// The token that keeps the observation alive; released or invalidated, it ends it.
+    weak var token: NotificationToken?
+    /// The version last delivered; observers diff against it, so it stays pinned.
+    var baseline: Snapshot?
+    /// Whether `.initial` is still to be delivered.
+    var needsInitial: Bool
+    private var isDetached = false
+    /// Set once the observation can deliver nothing more (its object was deleted).
+    var isFinished = false
+
+    init(token: NotificationToken, needsInitial: Bool) {
+        self.token = token
+        self.needsInitial = needsInitial
+    }
+
+    var isLive: Bool {
+        guard let token, !isFinished else { return false }
+        return !token.isInvalidated
+    }
+
+    /// Stops counting as an observer of `file` (idempotent).
+    func detach(_ file: StoreFile) {
+        guard !isDetached else { return }
+        isDetached = true
+        baseline = nil
+        file.hub.observerRemoved()
+    }
+
+    func deliverInitial(_ realm: Realm, at current: Snapshot) {
+        baseline = current
+    }
+
+    /// Moves from `base` to `current`: computes what changed (with the change logs of the
+    /// versions in between when `logs` has them) and, if `notify`, tells the observer.
+    func advance(_ realm: Realm, from base: Snapshot, to current: Snapshot, logs: [ChangeLog]?, notify: Bool) {
+        baseline = current
+    }
+}
+
+extension Realm {
+    /// Registers `observer`, counting it for the file so that writes record change logs. When
+    /// its token is invalidated on the realm's thread or queue, it is dropped at once (with
+    /// its callback, which often holds the realm).
+    func addNotifier(_ observer: NotificationObserver) {
+        file.hub.observerAdded()
+        notifiers.append(observer)
+        let realm = WeakRealm(self)
+        observer.token?.whenInvalidated {
+            guard let realm = realm.realm, realm.isOnOwnContext, !realm.isDelivering else { return }
+            realm.pruneNotifiers()
+        }
+    }
+
+    /// Drops the observers whose tokens ended.
+    func pruneNotifiers() {
+        for notifier in notifiers where !notifier.isLive { notifier.detach(file) }
+        notifiers.removeAll { !$0.isLive }
+    }
+
+    /// Delivers every pending notification for the version the realm reads now.
+    ///
+    /// Reentrant calls (a callback that refreshes or writes) ask for another round instead of
+    /// delivering inside a callback.
+    func deliverNotifications() {
+        guard !notifiers.isEmpty else { return }
+        if isDelivering {
+            needsAnotherRound = true
+            return
+        }
+        isDelivering = true
+        defer { isDelivering = false }
+        repeat {
+            needsAnotherRound = false
+            guard !isInWriteTransactionUnchecked else { return }
+            pruneNotifiers()
+            let current = currentSnapshot()
+            var logsAfter: [Int: [ChangeLog]?] = [:]
+            for notifier in notifiers where notifier.isLive {
+                if notifier.needsInitial {
+                    notifier.needsInitial = false
+                    notifier.deliverInitial(self, at: current)
+                    continue
+                }
+                guard let base = notifier.baseline else {
+                    notifier.baseline = current
+                    continue
+                }
+                guard base.version != current.version else { continue }
+                let logs: [ChangeLog]?
+                if let cached = logsAfter[base.version] {
+                    logs = cached
+                } else {
+                    logs = file.hub.logs(after: base.version, through: current.version)
+                    logsAfter[base.version] = logs
+                }
+                let skipped =
+                    skipVersion == current.version && base.version == skipVersion - 1
+                    && skippedTokens.contains { $0 === notifier.token }
+                notifier.advance(self, from: base, to: current, logs: logs, notify: !skipped)
+            }
+        } while needsAnotherRound
+    }
+
+    var isInWriteTransactionUnchecked: Bool { writeView != nil }
+
+    /// Tells realm observers that the file changed while the realm does not refresh itself.
+    func deliverRefreshRequired() {
+        for case let observer as RealmObserver in notifiers where observer.isLive {
+            observer.callback(.refreshRequired, self)
+        }
+    }
+}
+
+// MARK: - Realm observers
+
+final class RealmObserver: NotificationObserver {
+    let callback: (Realm.Notification, Realm) -> Void
+
+    init(token: NotificationToken, callback: @escaping (Realm.Notification, Realm) -> Void) {
+        self.callback = callback
+        super.init(token: token, needsInitial: false)
+    }
+
+    override func advance(_ realm: Realm, from base: Snapshot, to current: Snapshot, logs: [ChangeLog]?, notify: Bool) {
+        baseline = current
+        if notify { callback(.didChange, realm) }
+    }
+}
+
+// MARK: - Results observers
+
+/// Which stored columns a key-path list names, as a mask (`nil`: all).
+func columnMask(_ names: [String]?, of table: Table) -> UInt64 {
+    guard let names else { return ChangeLog.allColumns }
+    var mask: UInt64 = 0
+    for name in names {
+        let property = name.split(separator: ".").first.map(String.init) ?? name
+        guard let c = table.schema.properties.firstIndex(where: { $0.name == property }) else {
+            fatalError("Property '\(property)' not found in object of type '\(table.className)'")
+        }
+        mask |= ChangeLog.bit(c)
+    }
+    return mask
+}
+
+/// Whether any column of `observed` differs between two records of `table`.
+func observedFieldsDiffer(_ table: Table, _ old: UnsafeRawBufferPointer, _ new: UnsafeRawBufferPointer, observed: UInt64, file: StoreFile) -> Bool {
+    // The same bytes in the map in both versions: the page is shared, so the record is too.
+    if old.baseAddress == new.baseAddress && old.count == new.count { return false }
+    for c in 0..<table.columnCount where observed & ChangeLog.bit(c) != 0 {
+        let a = table.field(old.baseAddress!, size: old.count, column: c, in: file)
+        let b = table.field(new.baseAddress!, size: new.count, column: c, in: file)
+        switch (a, b) {
+        case (nil, nil): continue
+        case (let x?, let y?):
+            if x.count != y.count || (x.count > 0 && memcmp(x.baseAddress!, y.baseAddress!, x.count) != 0) { return true }
+        default: return true
+        }
+    }
+    return false
+}
+
+final class ResultsObserver<Element: Object>: NotificationObserver {
+    let info: ClassInfo
+    let steps: [ResultsStep]
+    let keyPaths: [String]?
+    let callback: (RealmCollectionChange<Results<Element>>) -> Void
+    /// The keys of the results at `baseline`, in order.
+    private var keys: [ObjectKey] = []
+
+    init(
+        token: NotificationToken, info: ClassInfo, steps: [ResultsStep], keyPaths: [String]?,
+        callback: @escaping (RealmCollectionChange<Results<Element>>) -> Void
+    ) {
+        self.info = info
+        self.steps = steps
+        self.keyPaths = keyPaths
+        self.callback = callback
+        super.init(token: token, needsInitial: true)
+    }
+
+    override func deliverInitial(_ realm: Realm, at current: Snapshot) {
+        let core = ResultsCore(realm: realm, info: info, steps: steps)
+        keys = core.evaluatedKeys()
+        baseline = current
+        callback(.initial(Results(core: core)))
+    }
+
+    /// The stored columns the chain's filters, sorts and distincts read.
+    private func dependentColumns(_ table: Table) -> UInt64 {
+        var names = Set<String>()
+        for step in steps {
+            switch step {
+            case .filter(let node):
+                if node.hasBlock { return ChangeLog.allColumns }
+                names.formUnion(node.propertyNames)
+            case .sort(let descriptors): names.formUnion(descriptors.map(\.keyPath))
+            case .distinct(let properties): names.formUnion(properties)
+            case .limit: break
+            }
+        }
+        var mask: UInt64 = 0
+        for (c, property) in table.schema.properties.enumerated() where names.contains(property.name) {
+            mask |= ChangeLog.bit(c)
+        }
+        return mask
+    }
+
+    override func advance(_ realm: Realm, from base: Snapshot, to current: Snapshot, logs: [ChangeLog]?, notify: Bool) {
+        let core = ResultsCore(realm: realm, info: info, steps: steps)
+        let oldKeys = keys
+        var newKeys: [ObjectKey]
+        var diff: CollectionDiff?
+        var modifications: [Int] = []
+        baseline = current
+
+        guard let binding = core.resolveBinding() else {
+            keys = []
+            if notify && !oldKeys.isEmpty {
+                callback(.update(Results(core: core), deletions: Array(oldKeys.indices), insertions: [], modifications: []))
+            }
+            return
+        }
+        let table = binding.table
+        let dbi = table.database.dbi
+        let observed = columnMask(keyPaths, of: table)
+
+        /// Whether the object under `key` changed in an observed column between the versions.
+        func changed(_ key: ObjectKey) -> Bool {
+            key.withBytes { k in
+                guard let old = try? base.view.get(dbi, key: k), let new = try? current.view.get(dbi, key: k) else { return true }
+                return observedFieldsDiffer(table, old, new, observed: observed, file: realm.file)
+            }
+        }
+
+        if let logs, !logs.contains(where: \.catalogChanged) {
+            guard let merged = MergedChanges(logs, className: table.className) else { return }
+            let dependent = dependentColumns(table)
+            let reordered = merged.structural || merged.modified.values.contains { $0 & dependent != 0 }
+            if !reordered {
+                // The same objects in the same order: find the modified ones.
+                newKeys = oldKeys
+                let candidates = merged.modified.filter { $0.value & observed != 0 }.map(\.key)
+                if candidates.count <= 8 {
+                    for key in candidates {
+                        if let i = oldKeys.firstIndex(of: key), changed(key) { modifications.append(i) }
+                    }
+                    modifications.sort()
+                } else {
+                    let set = Set(candidates)
+                    for (i, key) in oldKeys.enumerated() where set.contains(key) && changed(key) { modifications.append(i) }
+                }
+            } else {
+                newKeys = core.evaluatedKeys()
+                let d = CollectionDiff(old: oldKeys, new: newKeys)
+                diff = d
+                let candidates = merged.cleared ? Set(oldKeys) : merged.touched.union(merged.modified.keys)
+                if candidates.count * 4 < oldKeys.count {
+                    var oldIndex: [ObjectKey: Int] = [:]
+                    for (i, key) in oldKeys.enumerated() where candidates.contains(key) { oldIndex[key] = i }
+                    for (key, i) in oldIndex where d.keptOldToNew[i] >= 0 && merged.columns(of: key) & observed != 0 && changed(key) {
+                        modifications.append(i)
+                    }
+                    modifications.sort()
+                } else {
+                    for (i, key) in oldKeys.enumerated()
+                    where d.keptOldToNew[i] >= 0 && candidates.contains(key) && merged.columns(of: key) & observed != 0 && changed(key) {
+                        modifications.append(i)
+                    }
+                }
+            }
+        } else {
+            // Another process committed (or nothing recorded): compare the two versions.
+            let oldRealm = Realm(frozen: base, configuration: realm.configuration)
+            let oldEntries = ResultsCore(realm: oldRealm, info: info, steps: steps).evaluate()
+            let newEntries = core.evaluate()
+            newKeys = newEntries.map(\.key)
+            let d = CollectionDiff(old: oldEntries.map(\.key), new: newKeys)
+            diff = d
+            for i in oldEntries.indices {
+                let j = d.keptOldToNew[i]
+                if j >= 0 && observedFieldsDiffer(table, oldEntries[i].record, newEntries[j].record, observed: observed, file: realm.file) {
+                    modifications.append(i)
+                }
+            }
+        }
+        keys = newKeys
+        let deletions = diff?.deletions ?? []
+        let insertions = diff?.insertions ?? []
+        guard notify, !(deletions.isEmpty && insertions.isEmpty && modifications.isEmpty) else { return }
+        callback(.update(Results(core: core), deletions: deletions, insertions: insertions, modifications: modifications))
+    }
+}
+
+extension QueryNode {
+    /// Whether the query runs a closure on objects (whose reads cannot be known).
+    var hasBlock: Bool {
+        switch self {
+        case .block: true
+        case .constant, .comparison, .between, .membership, .stringMatch: false
+        case .and(let children), .or(let children): children.contains { $0.hasBlock }
+        case .not(let child): child.hasBlock
+        }
+    }
+}
+
+// MARK: - Object observers
+
+final class ObjectObserver<T: Object>: NotificationObserver {
+    let info: ClassInfo
+    let key: ObjectKey
+    let keyPaths: [String]?
+    let callback: (ObjectChange<T>) -> Void
+
+    init(token: NotificationToken, info: ClassInfo, key: ObjectKey, keyPaths: [String]?, callback: @escaping (ObjectChange<T>) -> Void) {
+        self.info = info
+        self.key = key
+        self.keyPaths = keyPaths
+        self.callback = callback
+        super.init(token: token, needsInitial: true)
+    }
+
+    override func deliverInitial(_ realm: Realm, at current: Snapshot) {
+        baseline = current
+    }
+
+    override func advance(_ realm: Realm, from base: Snapshot, to current: Snapshot, logs: [ChangeLog]?, notify: Bool) {
+        baseline = current
+        guard let binding = realm.bindingForReading(info.type) else {
+            isFinished = true
+            if notify { callback(.deleted) }
+            return
+        }
+        let table = binding.table
+        let dbi = table.database.dbi
+        var candidates = ChangeLog.allColumns
+        if let logs, !logs.contains(where: \.catalogChanged) {
+            guard let merged = MergedChanges(logs, className: table.className) else { return }
+            // A deleted or replaced object counts as touched: every column is a candidate.
+            candidates = merged.columns(of: key)
+            if candidates == 0 { return }
+        }
+        let observed = columnMask(keyPaths, of: table) & candidates
+        let found = key.withBytes { k -> (old: UnsafeRawBufferPointer?, new: UnsafeRawBufferPointer?) in
+            ((try? base.view.get(dbi, key: k)) ?? nil, (try? current.view.get(dbi, key: k)) ?? nil)
+        }
+        guard let new = found.new else {
+            isFinished = true
+            if notify { callback(.deleted) }
+            return
+        }
+        guard observed != 0 else { return }
+        var changes: [PropertyChange] = []
+        let file = realm.file
+        for (c, property) in table.schema.properties.enumerated() where observed & ChangeLog.bit(c) != 0 {
+            let newField = table.field(new.baseAddress!, size: new.count, column: c, in: file)
+            let oldField = found.old.flatMap { table.field($0.baseAddress!, size: $0.count, column: c, in: file) }
+            if found.old != nil, sameBytes(oldField, newField) { continue }
+            changes.append(
+                PropertyChange(
+                    name: property.name, oldValue: oldField.map { decodeValue($0, type: property.type) },
+                    newValue: newField.map { decodeValue($0, type: property.type) }))
+        }
+        guard notify, !changes.isEmpty else { return }
+        let object = key.withBytes { k in unsafeDowncast(realm.makeObject(binding, key: k, record: new), to: T.self) }
+        callback(.change(object, changes))
+    }
+}
+
+private func sameBytes(_ a: UnsafeRawBufferPointer?, _ b: UnsafeRawBufferPointer?) -> Bool {
+    switch (a, b) {
+    case (nil, nil): true
+    case (let x?, let y?): x.count == y.count && (x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0)
+    default: false
+    }
+}
+
+/// A stored value as a Swift value, for ``PropertyChange``.
+func decodeValue(_ field: UnsafeRawBufferPointer, type: PropertyType) -> any Sendable {
+    switch type {
+    case .int: Int(Int64._rlmDecode(field))
+    case .string: String._rlmDecode(field)
+    case .uuid: UUID._rlmDecode(field)
+    case .objectId: ObjectId._rlmDecode(field)
+    case .bool: Bool._rlmDecode(field)
+    case .double: Double._rlmDecode(field)
+    case .float: Float._rlmDecode(field)
+    case .date: Date._rlmDecode(field)
+    case .decimal: Decimal._rlmDecode(field)
+    case .data: Data._rlmDecode(field)
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+internal import LMDBKit
+
+/// One pinned version of a file: an LMDB read transaction, shared by the realm that took it,
+/// the frozen realms made from it, and the observers that diff against it.
+///
+/// A realm reuses its snapshot in place (reset and renew) while nothing else holds it; once it
+/// is shared, moving to a newer version takes a new transaction and leaves this one pinned
+/// until its last holder lets go.
+final class Snapshot: @unchecked Sendable {
+    // @unchecked Sendable: the transaction is reset or renewed only by a realm that holds the
+    // sole reference (checked with isKnownUniquelyReferenced). While shared, it is only read,
+    // and LMDB allows reads of one read transaction (MDB_NOTLS) from several threads once its
+    // databases' records are loaded, which `warm` does before a snapshot is shared.
+    private var transaction: Transaction?
+    let view: UnsafeTransaction
+    let file: StoreFile
+    /// The LMDB transaction ID of the version, while not reset.
+    private(set) var version: Int
+    private(set) var isReset = false
+
+    /// Pins the newest committed version of `file`.
+    init(file: StoreFile) throws {
+        let txn = try Transaction(environment: file.environment, readOnly: true)
+        view = txn.unsafe
+        version = txn.id
+        transaction = consume txn
+        self.file = file
+        file.versions.pin(version)
+    }
+
+    deinit {
+        if !isReset { file.versions.unpin(version) }
+        transaction.take()?.abort()
+    }
+
+    /// Releases the version, keeping the transaction for ``renew()``.
+    func reset() {
+        guard !isReset else { return }
+        transaction?.reset()
+        file.versions.unpin(version)
+        isReset = true
+    }
+
+    /// Pins the newest committed version again.
+    func renew() throws {
+        guard isReset else { return }
+        try transaction?.renew()
+        version = view.id
+        file.versions.pin(version)
+        isReset = false
+    }
+
+    /// Loads, into the transaction, the records of every database a reader may touch, so that
+    /// readers on several threads only read it afterwards (LMDB refreshes a named database's
+    /// record in the transaction on its first use).
+    func warm(_ tables: [Table]) {
+        _ = try? view.statistics(file.meta.dbi)
+        _ = try? view.statistics(file.catalog.dbi)
+        for table in tables {
+            _ = try? view.statistics(table.database.dbi)
+            for index in table.indexes.values { _ = try? view.statistics(index.dbi) }
+        }
+    }
+}
+
+/// The versions of one file pinned by this process, counted for
+/// ``Realm/Configuration/maximumNumberOfActiveVersions``.
+final class PinnedVersions: @unchecked Sendable {
+    // @unchecked Sendable: `counts` is only touched under `lock`.
+    private let lock = NSLock()
+    private var counts: [Int: Int] = [:]
+
+    func pin(_ version: Int) {
+        lock.withLock { counts[version, default: 0] += 1 }
+    }
+
+    func unpin(_ version: Int) {
+        lock.withLock {
+            let n = counts[version, default: 1] - 1
+            counts[version] = n == 0 ? nil : n
+        }
+    }
+
+    /// How many distinct versions are pinned.
+    var count: Int { lock.withLock { counts.count } }
+
+    /// The oldest pinned version, if any.
+    var oldest: Int? { lock.withLock { counts.keys.min() } }
+}

@@ -1,0 +1,245 @@
+import Dispatch
+import Foundation
+@_spi(Testing) import LMDBRealm
+import TestSupport
+import Testing
+
+/// A collection change without its collection, for comparing.
+struct Delta: Equatable, Sendable, CustomStringConvertible {
+    var initial = false
+    var deletions: [Int] = []
+    var insertions: [Int] = []
+    var modifications: [Int] = []
+    var count = 0
+
+    init<C: Collection>(_ change: RealmCollectionChange<C>) {
+        switch change {
+        case .initial(let c):
+            initial = true
+            count = c.count
+        case .update(let c, let d, let i, let m):
+            deletions = d
+            insertions = i
+            modifications = m
+            count = c.count
+        case .error(let error):
+            Issue.record("unexpected error \(error)")
+        }
+    }
+
+    init(deletions: [Int] = [], insertions: [Int] = [], modifications: [Int] = [], count: Int) {
+        self.deletions = deletions
+        self.insertions = insertions
+        self.modifications = modifications
+        self.count = count
+    }
+
+    static func initial(_ count: Int) -> Delta {
+        var d = Delta(count: count)
+        d.initial = true
+        return d
+    }
+
+    var description: String { initial ? "initial(\(count))" : "-\(deletions) +\(insertions) ~\(modifications) (\(count))" }
+}
+
+@Suite struct NotificationTests {
+    @Test func aThreadConfinedRealmDeliversOnRefreshAndAfterItsOwnWrites() throws {
+        try withTemporaryDirectory { dir in
+            let config = makeConfiguration(dir, types: [Article.self])
+            let realm = try Realm(configuration: config)
+            try realm.write {
+                for i in 0..<5 { try realm.add(Article(id: "a\(i)", wordCount: i)) }
+            }
+            let sorted = realm.objects(Article.self).sorted(byKeyPath: "wordCount")
+            var deltas: [Delta] = []
+            let token = sorted.observe { deltas.append(Delta($0)) }
+            #expect(deltas == [.initial(5)])
+
+            // Own write: delivered after the commit.
+            try realm.write {
+                realm.object(ofType: Article.self, forPrimaryKey: "a1")!.wordCount = 10  // moves to the end
+                realm.delete(realm.object(ofType: Article.self, forPrimaryKey: "a3")!)
+                try realm.add(Article(id: "b", wordCount: 2))
+            }
+            // Old: a0 a1 a2 a3 a4 (0 1 2 3 4). New: a0 a2 b a4 a1 (0 2 2 4 10).
+            #expect(deltas.last == Delta(deletions: [1, 3], insertions: [2, 4], modifications: [], count: 5))
+
+            // Another thread's write: delivered on refresh.
+            try onOtherThread {
+                let other = try Realm(configuration: config)
+                try other.write { other.object(ofType: Article.self, forPrimaryKey: "a2")!.url = "changed" }
+            }
+            #expect(deltas.count == 2)
+            realm.refresh()
+            #expect(deltas.last == Delta(modifications: [1], count: 5))
+            token.invalidate()
+            try realm.write { try realm.add(Article(id: "c")) }
+            #expect(deltas.count == 3)
+        }
+    }
+
+    @Test func keyPathsLimitWhatCountsAsAModification() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: makeConfiguration(dir, types: [Article.self]))
+            try realm.write { for i in 0..<3 { try realm.add(Article(id: "a\(i)")) } }
+            var byWordCount: [Delta] = []
+            var all: [Delta] = []
+            let t1 = realm.objects(Article.self).observe(keyPaths: ["wordCount"]) { byWordCount.append(Delta($0)) }
+            let t2 = realm.objects(Article.self).observe(keyPaths: [\Article.url, \.wordCount]) { all.append(Delta($0)) }
+            let a1 = realm.object(ofType: Article.self, forPrimaryKey: "a1")!
+            try realm.write { a1.leadParagraph = "new lead" }
+            #expect(byWordCount.count == 1 && all.count == 1)
+            try realm.write { a1.url = "u" }
+            #expect(byWordCount.count == 1)
+            #expect(all.last == Delta(modifications: [1], count: 3))
+            try realm.write { a1.wordCount = 7 }
+            #expect(byWordCount.last == Delta(modifications: [1], count: 3))
+            // Inserts are always reported.
+            try realm.write { try realm.add(Article(id: "a3")) }
+            #expect(byWordCount.last == Delta(insertions: [3], count: 4))
+            withExtendedLifetime((t1, t2)) {}
+        }
+    }
+
+    @Test func writeWithoutNotifyingSkipsOnlyThatToken() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: makeConfiguration(dir, types: [Article.self]))
+            var skipped: [Delta] = []
+            var other: [Delta] = []
+            let results = realm.objects(Article.self)
+            let t1 = results.observe { skipped.append(Delta($0)) }
+            let t2 = results.observe { other.append(Delta($0)) }
+            try realm.write(withoutNotifying: [t1]) { try realm.add(Article(id: "x")) }
+            #expect(skipped == [.initial(0)])
+            #expect(other == [.initial(0), Delta(insertions: [0], count: 1)])
+            try realm.write { try realm.add(Article(id: "y")) }
+            #expect(skipped.last == Delta(insertions: [1], count: 2))
+            withExtendedLifetime((t1, t2)) {}
+        }
+    }
+
+    @Test func releasingTheTokenStopsDelivery() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: makeConfiguration(dir, types: [Article.self]))
+            var count = 0
+            var token: NotificationToken? = realm.objects(Article.self).observe { _ in count += 1 }
+            try realm.write { try realm.add(Article(id: "x")) }
+            #expect(count == 2)
+            _ = token
+            token = nil
+            try realm.write { try realm.add(Article(id: "y")) }
+            #expect(count == 2)
+        }
+    }
+
+    @Test func aWriteInsideACallbackWorks() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: makeConfiguration(dir, types: [Article.self]))
+            var deltas: [Delta] = []
+            let token = realm.objects(Article.self).observe { change in
+                deltas.append(Delta(change))
+                if case .update(let results, _, let insertions, _) = change, insertions == [0], results.count == 1 {
+                    try! realm.write { try realm.add(Article(id: "from-callback")) }
+                }
+            }
+            try realm.write { try realm.add(Article(id: "a")) }
+            #expect(deltas == [.initial(0), Delta(insertions: [0], count: 1), Delta(insertions: [1], count: 2)])
+            #expect(realm.objects(Article.self).count == 2)
+            withExtendedLifetime(token) {}
+        }
+    }
+
+    @Test func notificationsArriveOnTheRequestedQueue() throws {
+        try withTemporaryDirectory { dir in
+            let config = makeConfiguration(dir, types: [Article.self])
+            let realm = try Realm(configuration: config)
+            let queue = DispatchQueue(label: "observer")
+            let key = DispatchSpecificKey<Int>()
+            queue.setSpecific(key: key, value: 42)
+            let deltas = Collector<Delta>()
+            let onQueue = Collector<Bool>()
+            let token = realm.objects(Article.self).where { $0.wordCount > 10 }.observe(on: queue) { change in
+                onQueue.append(DispatchQueue.getSpecific(key: key) == 42)
+                deltas.append(Delta(change))
+            }
+            #expect(deltas.wait(count: 1) == [.initial(0)])
+            // A commit from another thread reaches the queue without anyone refreshing.
+            try onOtherThread {
+                let other = try Realm(configuration: config)
+                try other.write {
+                    try other.add(Article(id: "small", wordCount: 5))
+                    try other.add(Article(id: "big", wordCount: 50))
+                }
+            }
+            #expect(deltas.wait(count: 2)?.last == Delta(insertions: [0], count: 1))
+            #expect(onQueue.all.allSatisfy { $0 })
+            token.invalidate()
+            queue.sync {}  // the queue's realm is released there
+        }
+    }
+
+    @Test func aQueueConfinedRealmRefreshesItselfAndNotifiesOnItsQueue() throws {
+        try withTemporaryDirectory { dir in
+            let config = makeConfiguration(dir, types: [Article.self])
+            let queue = DispatchQueue(label: "realm")
+            let deltas = Collector<Delta>()
+            let holder = TokenHolder()
+            queue.sync {
+                let realm = try! Realm(configuration: config, queue: queue)
+                holder.token = realm.objects(Article.self).observe { deltas.append(Delta($0)) }
+                holder.didChange = realm.observe { notification, _ in holder.notifications.append(notification) }
+            }
+            #expect(deltas.wait(count: 1) == [.initial(0)])
+            let writer = try Realm(configuration: config)
+            try writer.write { try writer.add(Article(id: "a")) }
+            #expect(deltas.wait(count: 2)?.last == Delta(insertions: [0], count: 1))
+            #expect(holder.notifications.wait(count: 1) == [.didChange])
+            queue.sync { holder.token = nil; holder.didChange = nil }
+        }
+    }
+
+    @Test func objectNotificationsReportOldAndNewValuesThenDeletion() throws {
+        try withTemporaryDirectory { dir in
+            let config = makeConfiguration(dir, types: [Article.self])
+            let realm = try Realm(configuration: config)
+            try realm.write { try realm.add(Article(id: "a", wordCount: 1)) }
+            let article = realm.object(ofType: Article.self, forPrimaryKey: "a")!
+            var changes: [String] = []
+            let token = article.observe(keyPaths: ["wordCount", "url"]) { change in
+                switch change {
+                case .change(let object, let properties):
+                    changes.append(
+                        object.id + ": "
+                            + properties.map { "\($0.name) \($0.oldValue.map { "\($0)" } ?? "nil")→\($0.newValue.map { "\($0)" } ?? "nil")" }
+                            .joined(separator: ", "))
+                case .deleted: changes.append("deleted")
+                case .error(let error): changes.append("error \(error)")
+                }
+            }
+            try realm.write { article.wordCount = 2 }
+            try realm.write { article.leadParagraph = "not observed" }
+            try onOtherThread {
+                let other = try Realm(configuration: config)
+                try other.write {
+                    let a = other.object(ofType: Article.self, forPrimaryKey: "a")!
+                    a.url = "u2"
+                    a.wordCount = 3
+                }
+            }
+            realm.refresh()
+            try realm.write { realm.delete(article) }
+            try realm.write { try realm.add(Article(id: "a")) }
+            #expect(changes == ["a: wordCount 1→2", "a: url https://example.com/a→u2, wordCount 2→3", "deleted"])
+            withExtendedLifetime(token) {}
+        }
+    }
+}
+
+/// Keeps tokens and collected notifications across queue blocks.
+final class TokenHolder: @unchecked Sendable {
+    // @unchecked Sendable: the tokens are set and released on the realm's queue only.
+    var token: NotificationToken?
+    var didChange: NotificationToken?
+    let notifications = Collector<Realm.Notification>()
+}
