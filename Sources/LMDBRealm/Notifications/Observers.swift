@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 internal import LMDBKit
 
 /// One observation registered with a realm: told of every version the realm moves to.
@@ -43,6 +44,15 @@ class NotificationObserver {
 }
 
 extension Realm {
+    private static let changeLogsEnabled = Atomic<Bool>(true)
+
+    /// Whether writes record change logs for observers (the default). Without them, observers
+    /// compare the two versions record by record, as they do for other processes' commits.
+    @_spi(Testing) public static var recordsChangeLogs: Bool {
+        get { changeLogsEnabled.load(ordering: .relaxed) }
+        set { changeLogsEnabled.store(newValue, ordering: .relaxed) }
+    }
+
     /// Registers `observer`, counting it for the file so that writes record change logs. When
     /// its token is invalidated on the realm's thread or queue, it is dropped at once (with
     /// its callback, which often holds the realm).
