@@ -28,3 +28,30 @@ public func onOtherThread<R>(
 
 /// A wait that ran out of time.
 public struct TimedOut: Error {}
+
+/// Runs `body(0)`, …, `body(count - 1)` on `count` new threads at once and joins them all
+/// (`pthread_join`), so everything they held is released when this returns.
+public func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    final class Work: @unchecked Sendable {
+        // @unchecked Sendable: immutable; handed to one thread each.
+        let index: Int
+        let body: @Sendable (Int) -> Void
+        init(_ index: Int, _ body: @escaping @Sendable (Int) -> Void) {
+            self.index = index
+            self.body = body
+        }
+    }
+    var threads: [pthread_t] = []
+    for i in 0..<count {
+        var thread = pthread_t()
+        let work = Unmanaged.passRetained(Work(i, body)).toOpaque()
+        let rc = pthread_create(&thread, nil, { context in
+            let work = Unmanaged<Work>.fromOpaque(context!).takeRetainedValue()
+            work.body(work.index)
+            return nil
+        }, work)
+        precondition(rc == 0, "pthread_create failed: \(rc)")
+        threads.append(thread)
+    }
+    for thread in threads { pthread_join(thread, nil) }
+}

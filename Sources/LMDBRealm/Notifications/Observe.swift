@@ -62,6 +62,13 @@ extension Results {
         keyPaths: [String]? = nil, on queue: DispatchQueue,
         _ block: @escaping @Sendable (RealmCollectionChange<Results<Element>>) -> Void
     ) -> NotificationToken {
+        observe(keyPaths: keyPaths, on: queue, releaseSynchronously: false, block)
+    }
+
+    func observe(
+        keyPaths: [String]?, on queue: DispatchQueue, releaseSynchronously: Bool,
+        _ block: @escaping @Sendable (RealmCollectionChange<Results<Element>>) -> Void
+    ) -> NotificationToken {
         let realm = core.realm
         realm.checkThread()
         let handover = ResultsHandover(configuration: realm.configuration, info: core.info, steps: core.steps)
@@ -81,7 +88,7 @@ extension Results {
                 block(.error(error))
             }
         }
-        token.whenInvalidated { holder.release(on: queue) }
+        token.whenInvalidated { holder.release(on: queue, wait: releaseSynchronously) }
         return token
     }
 }
@@ -99,10 +106,13 @@ final class RealmHolder: @unchecked Sendable {
     // confined to.
     var realm: Realm?
 
-    /// Releases the realm on its queue (at once if already there).
-    func release(on queue: DispatchQueue) {
+    /// Releases the realm on its queue (at once if already there); with `wait`, returns only
+    /// once it is released.
+    func release(on queue: DispatchQueue, wait: Bool = false) {
         if Realm.QueueToken.of(queue).isCurrent {
             realm = nil
+        } else if wait {
+            queue.sync { self.realm = nil }
         } else {
             queue.async { self.realm = nil }
         }
@@ -232,6 +242,13 @@ extension _ObjectBehaviors where Self: Object {
     public func observe(
         keyPaths: [String]? = nil, on queue: DispatchQueue, _ block: @escaping @Sendable (ObjectChange<Self>) -> Void
     ) -> NotificationToken {
+        observe(keyPaths: keyPaths, on: queue, releaseSynchronously: false, block)
+    }
+
+    func observe(
+        keyPaths: [String]?, on queue: DispatchQueue, releaseSynchronously: Bool,
+        _ block: @escaping @Sendable (ObjectChange<Self>) -> Void
+    ) -> NotificationToken {
         guard let realm = _realm else { fatalError("Only objects which are managed by a Realm support change notifications") }
         realm.checkThread()
         require(!isInvalidated, "Object has been deleted or invalidated.")
@@ -251,7 +268,7 @@ extension _ObjectBehaviors where Self: Object {
                 block(.error(error))
             }
         }
-        token.whenInvalidated { holder.release(on: queue) }
+        token.whenInvalidated { holder.release(on: queue, wait: releaseSynchronously) }
         return token
     }
 }
@@ -298,7 +315,8 @@ extension Results {
     public func changes(keyPaths: [String]?) -> AsyncStream<RealmCollectionChange<FrozenResults<Element>>> {
         let (stream, continuation) = AsyncStream.makeStream(of: RealmCollectionChange<FrozenResults<Element>>.self)
         let queue = DispatchQueue(label: "LMDBRealm.changes")
-        let token = observe(keyPaths: keyPaths, on: queue) { change in
+        // Cancelling the stream releases its realm before onTermination returns.
+        let token = observe(keyPaths: keyPaths, on: queue, releaseSynchronously: true) { change in
             switch change {
             case .initial(let results):
                 continuation.yield(.initial(results.freeze()))
@@ -325,7 +343,8 @@ extension _ObjectBehaviors where Self: Object {
     public func changes(keyPaths: [String]?) -> AsyncStream<ObjectChange<FrozenObject<Self>>> {
         let (stream, continuation) = AsyncStream.makeStream(of: ObjectChange<FrozenObject<Self>>.self)
         let queue = DispatchQueue(label: "LMDBRealm.changes")
-        let token = observe(keyPaths: keyPaths, on: queue) { change in
+        // Cancelling the stream releases its realm before onTermination returns.
+        let token = observe(keyPaths: keyPaths, on: queue, releaseSynchronously: true) { change in
             switch change {
             case .change(let object, let properties):
                 continuation.yield(.change(FrozenObject(object), properties))
