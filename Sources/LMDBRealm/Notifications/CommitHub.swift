@@ -101,6 +101,12 @@ final class CommitHub: @unchecked Sendable {
         for listener in toWake { listener.wake() }
     }
 
+    /// Announces the file's newest committed version, after a commit of this process (which
+    /// may have changed nothing, and so created no version).
+    func announceCommitted() {
+        if let info = try? environment.info() { announce(info.lastTransactionID) }
+    }
+
     /// The newest version this process knows the file has.
     var latestVersion: Int {
         let committed = (try? environment.info().lastTransactionID) ?? 0

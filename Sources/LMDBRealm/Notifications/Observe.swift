@@ -142,9 +142,12 @@ extension Realm {
         case .queue(let token):
             let holder = WeakRealm(self)
             token.queue.async { holder.realm?.deliverNotifications() }
-        case .actor(let actor):
+        case .actor(let reference):
             let holder = WeakRealm(self)
-            Task { await Realm.deliver(holder, on: actor) }
+            Task {
+                guard let actor = reference.actor else { return }
+                await Realm.deliver(holder, on: actor)
+            }
         case .frozen:
             break
         }

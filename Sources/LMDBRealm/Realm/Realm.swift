@@ -39,7 +39,7 @@ public final class Realm {
     private var snapshotID = 0
 
     /// The write transaction, between `beginWrite` and `commitWrite`/`cancelWrite`.
-    private var writeTransaction: Transaction?
+    var writeTransaction: Transaction?
     @exclusivity(unchecked) var writeView: UnsafeTransaction?
     /// Identifies the current write, for per-table state kept in ``Table``.
     private(set) var writeID: UInt64 = 0
@@ -75,6 +75,8 @@ public final class Realm {
     var needsAnotherRound = false
     /// Tokens whose observers skip the changes of the write being committed.
     var skippedTokens: [NotificationToken] = []
+    /// What the last nested write (of an `asyncWrite`) changed, for its group's change log.
+    var changeLogOfLastNestedWrite: ChangeLog?
     /// The version of the write whose changes `skippedTokens` skip.
     var skipVersion = 0
     /// Wakes a queue- or actor-confined realm when the file changes.
@@ -146,10 +148,11 @@ public final class Realm {
                     queue.async { listener.run() }
                 }
             }
-        case .actor(let actor):
+        case .actor(let reference):
             startListening { listener, delay in
                 Task {
                     if let delay { try? await Task.sleep(for: delay) }
+                    guard let actor = reference.actor else { return }
                     await Realm.runListener(listener, on: actor)
                 }
             }
@@ -248,8 +251,15 @@ public final class Realm {
     enum Confinement {
         case thread(pthread_t)
         case queue(QueueToken)
-        case actor(any Actor)
+        case actor(ActorReference)
         case frozen
+    }
+
+    /// The actor a realm is confined to, held weakly: the actor usually holds the realm.
+    final class ActorReference: @unchecked Sendable {
+        // @unchecked Sendable: a weak reference set in init, loaded atomically by the runtime.
+        weak var actor: (any Actor)?
+        init(_ actor: any Actor) { self.actor = actor }
     }
 
     /// Identifies a serial queue through its queue-specific storage.
@@ -298,7 +308,8 @@ public final class Realm {
             if pthread_equal(owner, pthread_self()) == 0 { wrongThread() }
         case .queue(let token):
             if DispatchQueue.getSpecific(key: QueueToken.key) !== token { wrongThread() }
-        case .actor(let actor):
+        case .actor(let reference):
+            guard let actor = reference.actor else { wrongThread() }
             actor.preconditionIsolated("Realm accessed from incorrect thread.")
         case .frozen:
             return
@@ -378,6 +389,13 @@ public final class Realm {
         let changed = snapshotID != before
         deliverNotifications()
         return changed
+    }
+
+    /// Takes the newest version without delivering notifications.
+    func refreshWithoutDelivering() -> Bool {
+        let before = snapshotID
+        moveToNewestVersion()
+        return snapshotID != before
     }
 
     /// Takes the newest version without delivering notifications.
@@ -532,6 +550,18 @@ public final class Realm {
             dropPendingTables()
             throw Realm.Error(error, url: file.url, doing: "Cannot commit a write to")
         }
+        publishPendingTables()
+        file.hub.announceCommitted()
+        if !notifiers.isEmpty {
+            skippedTokens = tokens
+            defer { skippedTokens = [] }
+            skipVersion = version
+            deliverNotifications()
+        }
+    }
+
+    /// Makes the catalog changes and tables of a committed write visible to every handle.
+    func publishPendingTables() {
         if let version = pendingCatalogVersion {
             file.noteCatalogVersion(version)
             bindingsVersion = version
@@ -539,13 +569,46 @@ public final class Realm {
         }
         for table in pendingTables.values { file.publish(table) }
         pendingTables.removeAll()
-        file.hub.announce(version)
-        if !notifiers.isEmpty {
-            skippedTokens = tokens
-            defer { skippedTokens = [] }
-            skipVersion = version
-            deliverNotifications()
+    }
+
+    /// Begins a write in `nested`, a transaction nested in a group commit's (see `asyncWrite`).
+    func beginWrite(adopting nested: consuming Transaction) {
+        releaseSnapshot()
+        writeView = nested.unsafe
+        writeTransaction = consume nested
+        writeThread = pthread_self()
+        writeID = Realm.nextWriteID.add(1, ordering: .relaxed).newValue
+        generation &+= 1
+        changeLog = file.hub.isRecording ? ChangeLog() : nil
+        syncCatalog(writeView!)
+    }
+
+    /// Commits a nested write into its group's transaction; its change log is kept in
+    /// `changeLogOfLastNestedWrite` for the group's.
+    func commitNested() throws {
+        do {
+            try flushIndexEntries()
+        } catch let error as LMDBError {
+            cancelWrite()
+            changeLogOfLastNestedWrite = file.hub.isRecording ? ChangeLog() : nil
+            throw Realm.Error(error, url: file.url, doing: "Cannot commit a write to")
         }
+        let txn = writeTransaction.take()!
+        writeView = nil
+        writeThread = nil
+        writeID = 0
+        generation &+= 1
+        let log = changeLog
+        changeLog = nil
+        if let log, pendingCatalogVersion != nil { log.catalogChanged = true }
+        do {
+            try txn.commit()
+        } catch let error as LMDBError {
+            dropPendingTables()
+            changeLogOfLastNestedWrite = file.hub.isRecording ? ChangeLog() : nil
+            throw Realm.Error(error, url: file.url, doing: "Cannot commit a write to")
+        }
+        changeLogOfLastNestedWrite = log
     }
 
     /// Discards the write transaction's changes. Objects added in it become invalidated.
@@ -561,7 +624,7 @@ public final class Realm {
         dropPendingTables()
     }
 
-    private func dropPendingTables() {
+    func dropPendingTables() {
         for table in pendingTables.values {
             bindings = bindings.filter { $0.value.table !== table }
         }

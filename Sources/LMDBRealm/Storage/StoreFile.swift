@@ -18,6 +18,8 @@ final class StoreFile: @unchecked Sendable {
     let versions = PinnedVersions()
     /// Announces commits to observers, and keeps what in-process writes changed.
     let hub: CommitHub
+    /// Batches the `asyncWrite`s of this process into shared commits.
+    private(set) var committer: GroupCommitter!
     private let lock = NSLock()
     private var tables: [String: Table] = [:]
     private var knownCatalogVersion: UInt64 = 0
@@ -36,6 +38,7 @@ final class StoreFile: @unchecked Sendable {
         self.catalog = catalog
         for t in tables { self.tables[t.className] = t }
         hub = CommitHub(path: url.path, environment: environment)
+        committer = GroupCommitter(file: self)
     }
 
     // MARK: - Opening

@@ -1,0 +1,117 @@
+import Foundation
+internal import LMDBKit
+
+extension Realm {
+    /// Opens a realm confined to the calling actor (or to `actor`).
+    ///
+    /// ```swift
+    /// actor Store {
+    ///     var realm: Realm!
+    ///     init(configuration: Realm.Configuration) async throws {
+    ///         // In an initializer, name the actor once `self` is initialized.
+    ///         realm = try await Realm.open(configuration: configuration, actor: self)
+    ///     }
+    ///     func save(_ article: Article) async throws {
+    ///         try await realm.asyncWrite { try realm.add(article) }
+    ///     }
+    /// }
+    /// ```
+    /// The realm refreshes itself when any thread or process commits (``autorefresh``) and
+    /// delivers its notifications on the actor.
+    /// - Throws: As ``init(configuration:)``.
+    /// - Precondition: Called from an actor-isolated context.
+    public static func open(
+        configuration: Configuration = .defaultConfiguration, actor: isolated (any Actor)? = #isolation
+    ) async throws -> Realm {
+        guard let actor else {
+            fatalError("Realm.open(configuration:) must be called from an actor (an actor's method, or @MainActor code), or be given one: Realm.open(configuration:actor:)")
+        }
+        return try Realm(configuration: configuration, confinement: .actor(ActorReference(actor)))
+    }
+
+    /// Runs `block` in a write transaction without blocking the calling thread while waiting
+    /// for the file's write lock, and returns once its changes are durable.
+    ///
+    /// ```swift
+    /// try await realm.asyncWrite {
+    ///     try realm.add(article, update: .modified)
+    /// }
+    /// ```
+    /// The `asyncWrite`s of a process that queue up together share one commit (one fsync):
+    /// each block runs in its own nested transaction, so a block that throws rolls back only
+    /// itself and only its caller gets the error. Every caller resumes after the shared commit
+    /// is durable; the realm then moves to the newest version and delivers its notifications.
+    /// - Returns: What `block` returned.
+    /// - Throws: What `block` threw, or ``Realm/Error`` if the shared commit failed (then none
+    ///   of the group's blocks were written).
+    @discardableResult
+    public func asyncWrite<Result>(
+        isolation: isolated (any Actor)? = #isolation, _ block: () throws -> Result
+    ) async throws -> Result {
+        checkThread()
+        require(!isFrozen, "Can't perform transactions on a frozen Realm")
+        require(!configuration.readOnly, "Can't perform transactions on read-only Realms.")
+        require(writeTransaction == nil, "The Realm is already in a write transaction")
+        let turn = try await file.committer.join()
+        let outcome = runNested(in: turn.parent, block)
+        let log = changeLogOfLastNestedWrite
+        changeLogOfLastNestedWrite = nil
+        do {
+            try await withCheckedThrowingContinuation { (durable: CheckedContinuation<Void, any Swift.Error>) in
+                turn.member.finish(log: log, durable: durable)
+            }
+        } catch {
+            dropPendingTables()
+            throw error
+        }
+        publishPendingTables()
+        if !isDelivering {
+            moveToNewestVersionIfIdle()
+            deliverNotifications()
+        }
+        return try outcome.get()
+    }
+
+    /// Runs `block` in a transaction nested in the group's `parent`, committing it into the
+    /// parent if `block` returns, rolling it back if it throws.
+    private func runNested<Result>(in parent: UnsafeTransaction, _ block: () throws -> Result) -> Swift.Result<Result, any Swift.Error> {
+        let nested: Transaction
+        do {
+            nested = try Transaction(nestedIn: parent, environment: file.environment)
+        } catch {
+            return .failure(Realm.Error((error as? LMDBError) ?? LMDBError(code: EIO), url: file.url, doing: "Cannot begin a write to"))
+        }
+        beginWrite(adopting: nested)
+        let result: Result
+        do {
+            result = try block()
+        } catch {
+            require(writeTransaction != nil, "An asyncWrite block must not end its own transaction")
+            changeLog = nil
+            cancelWrite()
+            changeLogOfLastNestedWrite = file.hub.isRecording ? ChangeLog() : nil
+            return .failure(error)
+        }
+        require(writeTransaction != nil, "An asyncWrite block must not end its own transaction")
+        do {
+            try commitNested()
+        } catch {
+            return .failure(error)
+        }
+        return .success(result)
+    }
+
+    /// Moves to and takes the newest version, refreshing as the end of a write does.
+    func moveToNewestVersionIfIdle() {
+        guard !isInWriteTransactionUnchecked else { return }
+        _ = refreshWithoutDelivering()
+    }
+
+    /// Moves to the newest version without blocking, delivering notifications; the form of
+    /// ``refresh()`` for actor-confined realms.
+    /// - Returns: Whether the version changed.
+    @discardableResult
+    public func asyncRefresh(isolation: isolated (any Actor)? = #isolation) async -> Bool {
+        refresh()
+    }
+}

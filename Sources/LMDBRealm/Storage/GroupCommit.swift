@@ -1,0 +1,167 @@
+import Foundation
+internal import LMDBKit
+
+/// Shares one durable LMDB commit among the `asyncWrite`s of a file that queue up together.
+///
+/// A writer thread of its own takes LMDB's write lock (so no actor's executor ever blocks on
+/// it), then gives each waiting caller a turn: the caller, back on its actor, runs its block
+/// in a transaction nested in the group's (a block that throws rolls back only itself), and
+/// hands the turn back. When nobody else is waiting, the writer commits once — one fsync for
+/// the whole group — and resumes every caller with the outcome.
+final class GroupCommitter: @unchecked Sendable {
+    // @unchecked Sendable: `waiting` and `running` are only touched under `condition`'s lock;
+    // a member's state under its own lock.
+
+    /// One caller of `asyncWrite`.
+    final class Member: @unchecked Sendable {
+        // @unchecked Sendable: every mutable property is touched under `lock`.
+        private let lock = NSCondition()
+        private var turnContinuation: CheckedContinuation<Turn, any Error>?
+        private var durableContinuation: CheckedContinuation<Void, any Error>?
+        private var finished = false
+        /// What the member's block changed, for the group's change log.
+        private(set) var log: ChangeLog?
+
+        init(turn: CheckedContinuation<Turn, any Error>) {
+            turnContinuation = turn
+        }
+
+        /// Called on the writer thread: it is the member's turn.
+        func start(_ turn: Turn) {
+            let continuation = lock.withLock {
+                defer { turnContinuation = nil }
+                return turnContinuation
+            }
+            continuation?.resume(returning: turn)
+        }
+
+        /// Called on the writer thread when the group could not begin.
+        func fail(_ error: any Error) {
+            let (turn, durable) = lock.withLock {
+                defer {
+                    turnContinuation = nil
+                    durableContinuation = nil
+                    finished = true
+                }
+                return (turnContinuation, durableContinuation)
+            }
+            turn?.resume(throwing: error)
+            durable?.resume(throwing: error)
+        }
+
+        /// Called by the member when its block's nested transaction has ended: records the
+        /// continuation to resume once the group is durable, then gives the turn back.
+        func finish(log: ChangeLog?, durable: CheckedContinuation<Void, any Error>) {
+            lock.withLock {
+                self.log = log
+                durableContinuation = durable
+                finished = true
+                lock.broadcast()
+            }
+        }
+
+        /// Called on the writer thread: waits until the member handed its turn back.
+        func waitUntilFinished() {
+            lock.withLock {
+                while !finished { lock.wait() }
+            }
+        }
+
+        /// Called on the writer thread after the group's commit.
+        func complete(_ result: Result<Void, any Error>) {
+            let continuation = lock.withLock {
+                defer { durableContinuation = nil }
+                return durableContinuation
+            }
+            continuation?.resume(with: result)
+        }
+    }
+
+    /// A member's turn: the group's write transaction, in which it nests its own.
+    struct Turn: @unchecked Sendable {
+        // @unchecked Sendable: the transaction is used by one member at a time; the writer
+        // thread waits (on the member's lock) while a member uses it, and the lock orders the
+        // accesses.
+        let parent: UnsafeTransaction
+        let member: Member
+    }
+
+    // Unowned: the file owns its committer; every caller holds a realm, which holds the file.
+    private unowned let file: StoreFile
+    private let condition = NSCondition()
+    private var waiting: [Member] = []
+    private var running = false
+    /// The most members one commit serves, so that a steady stream of writers still commits.
+    static let maximumGroupSize = 1024
+
+    init(file: StoreFile) {
+        self.file = file
+    }
+
+    /// Waits (without blocking the caller's thread) until it is the caller's turn in a group.
+    func join() async throws -> Turn {
+        try await withCheckedThrowingContinuation { continuation in
+            let member = Member(turn: continuation)
+            let start = condition.withLock {
+                waiting.append(member)
+                defer { running = true }
+                return !running
+            }
+            if start {
+                let thread = Thread { [self] in runGroups() }
+                thread.name = "LMDBRealm group commit"
+                thread.start()
+            }
+        }
+    }
+
+    /// The writer thread: one group after another while callers are waiting.
+    private func runGroups() {
+        while true {
+            let hasWork = condition.withLock {
+                if waiting.isEmpty { running = false }
+                return !waiting.isEmpty
+            }
+            guard hasWork else { return }
+            runGroup()
+        }
+    }
+
+    private func next() -> Member? {
+        condition.withLock { waiting.isEmpty ? nil : waiting.removeFirst() }
+    }
+
+    private func runGroup() {
+        let txn: Transaction
+        do {
+            txn = try Transaction(environment: file.environment, readOnly: false)
+        } catch {
+            let error = Realm.Error((error as? LMDBError) ?? LMDBError(code: EIO), url: file.url, doing: "Cannot begin a write to")
+            while let member = next() { member.fail(error) }
+            return
+        }
+        let version = txn.id
+        var members: [Member] = []
+        while members.count < Self.maximumGroupSize, let member = next() {
+            members.append(member)
+            member.start(Turn(parent: txn.unsafe, member: member))
+            member.waitUntilFinished()
+        }
+        let log = ChangeLog()
+        var recorded = true
+        for member in members {
+            if let memberLog = member.log { log.absorb(memberLog) } else { recorded = false }
+        }
+        if recorded && !log.isEmpty { file.hub.stage(log, version: version) }
+        let result: Result<Void, any Error>
+        do {
+            try txn.commit()
+            result = .success(())
+        } catch {
+            file.hub.unstage(version: version)
+            result = .failure(Realm.Error((error as? LMDBError) ?? LMDBError(code: EIO), url: file.url, doing: "Cannot commit a write to"))
+        }
+        for member in members { member.complete(result) }
+        if case .success = result { file.hub.announceCommitted() }
+    }
+}

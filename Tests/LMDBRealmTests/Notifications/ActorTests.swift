@@ -1,0 +1,131 @@
+import Dispatch
+import Foundation
+@_spi(Testing) import LMDBRealm
+import TestSupport
+import Testing
+
+/// A store confined to an actor, as a server would write one.
+actor ArticleStore {
+    private(set) var realm: Realm!
+    var token: NotificationToken?
+    /// Every change delivered to `observe()`, as it arrives.
+    nonisolated let deltas: AsyncStream<Delta>
+    private nonisolated let sink: AsyncStream<Delta>.Continuation
+
+    init(configuration: Realm.Configuration) async throws {
+        (deltas, sink) = AsyncStream.makeStream(of: Delta.self)
+        realm = try await Realm.open(configuration: configuration, actor: self)
+    }
+
+    func add(_ id: String, wordCount: Int = 100, fail: Bool = false) async throws {
+        try await realm.asyncWrite {
+            try realm.add(Article(id: id, wordCount: wordCount))
+            if fail { throw Boom() }
+        }
+    }
+
+    func count() -> Int { realm.objects(Article.self).count }
+
+    func observe() {
+        token = realm.objects(Article.self).observe { [weak self] change in
+            // Delivered on this actor.
+            self?.preconditionIsolated("notifications of an actor's realm run on the actor")
+            self?.sink.yield(Delta(change))
+        }
+    }
+
+    func stop() { token = nil }
+    func ping() -> Bool { true }
+}
+
+@Suite(.timeLimit(.minutes(1))) struct ActorTests {
+    @Test func anActorConfinedRealmWritesAsynchronouslyAndIsNotifiedOnTheActor() async throws {
+        try await withTemporaryDirectory { dir in
+            let config = makeConfiguration(dir, types: [Article.self])
+            let store = try await ArticleStore(configuration: config)
+            await store.observe()
+            try await store.add("a")
+            #expect(await store.count() == 1)
+            // Another thread's commit reaches the actor without a refresh.
+            try onOtherThread {
+                let realm = try Realm(configuration: config)
+                try realm.write { try realm.add(Article(id: "b")) }
+            }
+            var deltas: [Delta] = []
+            for await delta in store.deltas {
+                deltas.append(delta)
+                if deltas.count == 3 { break }
+            }
+            #expect(deltas == [.initial(0), Delta(insertions: [0], count: 1), Delta(insertions: [1], count: 2)])
+            await store.stop()
+        }
+    }
+
+    @Test func queuedAsyncWritesShareCommitsAndAThrowingBlockRollsBackOnlyItself() async throws {
+        try await withTemporaryDirectory { dir in
+            let config = makeConfiguration(dir, types: [Article.self])
+            let stores = try await withThrowingTaskGroup(of: ArticleStore.self) { group in
+                for _ in 0..<8 { group.addTask { try await ArticleStore(configuration: config) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let before = try onOtherThread { try Realm(configuration: config).snapshotVersion }
+            let failures = try await withThrowingTaskGroup(of: Int.self) { group in
+                for (s, store) in stores.enumerated() {
+                    group.addTask {
+                        var failed = 0
+                        for i in 0..<50 {
+                            do {
+                                try await store.add("s\(s)-\(i)", fail: i % 10 == 3)
+                            } catch is Boom {
+                                failed += 1
+                            }
+                        }
+                        return failed
+                    }
+                }
+                return try await group.reduce(0, +)
+            }
+            #expect(failures == 8 * 5)
+            let (count, failedStored, after) = try onOtherThread { () -> (Int, Int, Int) in
+                let realm = try Realm(configuration: config)
+                let failed = realm.objects(Article.self).filter { Int($0.id.split(separator: "-")[1])! % 10 == 3 }.count
+                return (realm.objects(Article.self).count, failed, realm.snapshotVersion)
+            }
+            #expect(count == 8 * 45)
+            #expect(failedStored == 0)
+            // 400 writes, fewer commits: writers that queued up shared one.
+            #expect(after - before < 400, "\(after - before) commits for 400 writes")
+        }
+    }
+
+    @Test func asyncWriteDoesNotBlockTheActorWhileAnotherWriterHoldsTheLock() async throws {
+        try await withTemporaryDirectory { dir in
+            let config = makeConfiguration(dir, types: [Article.self])
+            let store = try await ArticleStore(configuration: config)
+            let holding = DispatchSemaphore(value: 0)
+            let release = DispatchSemaphore(value: 0)
+            let holder = Thread {
+                let realm = try! Realm(configuration: config)
+                realm.beginWrite()
+                try! realm.add(Article(id: "held"))
+                holding.signal()
+                release.wait()
+                try! realm.commitWrite()
+            }
+            holder.start()
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().async {
+                    holding.wait()
+                    continuation.resume()
+                }
+            }
+            let write = Task { try await store.add("waiting") }
+            // The actor still runs other work while its write waits for the lock.
+            #expect(await store.ping())
+            #expect(await store.count() == 0)
+            release.signal()
+            try await write.value
+            #expect(await store.count() == 2)
+        }
+    }
+}
