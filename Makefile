@@ -4,7 +4,7 @@
 
 SWIFT ?= swift
 
-.PHONY: run test deps build bench-objects bench bench-quick clean
+.PHONY: run test test-thread-sanitizer deps build bench-objects bench bench-quick clean
 
 # liblmdb-dev (headers and library) and pkg-config, from Debian's packages.
 deps:
@@ -29,6 +29,15 @@ test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
 	$(MAKE) bench-quick
+
+# The tests of everything several threads share (notifications, frozen results read from many
+# threads, actors, group commit) under ThreadSanitizer; any report fails the run. A build of its
+# own in .build/tsan.
+THREAD_SANITIZED_TESTS = HandOverTests|NotificationTests|ActorTests|RandomizedChangeSetTests|ConcurrencyTests
+test-thread-sanitizer: deps
+	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
+	TSAN_OPTIONS="halt_on_error=1 exitcode=66" $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan \
+		--filter '$(THREAD_SANITIZED_TESTS)'
 
 # The object layer's hot paths at 100,000 objects, against the raw LMDBKit floor.
 bench-objects: deps
