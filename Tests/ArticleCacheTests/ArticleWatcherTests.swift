@@ -5,32 +5,32 @@ import Synchronization
 import Testing
 import TestSupport
 
-/// `watch`: another thread replaces the cache; the watcher, on its own thread with its own
-/// realm handle, reports what came, went and changed.
-@Suite struct ArticleWatcherTests {
+/// `watch`: another thread replaces the cache; the watcher, notified through its own realm
+/// handle, reports what came, went and changed.
+@Suite(.timeLimit(.minutes(1))) struct ArticleWatcherTests {
     @Test func reportsInsertionsDeletionsAndModifications() async throws {
         let docs = try ArticleSearchResponse.decode(try await BundledSampleService().execute(ArticleSearch().request)).docs
-        try withTemporaryDirectory { dir in
+        try await withTemporaryDirectory { dir in
             let store = ArticleStore(fileURL: dir.appendingPathComponent("articles.realm"))
-            try store.replaceAll(with: Array(docs.prefix(3)))
+            // The store writes through a realm confined to the calling thread.
+            try onOtherThread { try store.replaceAll(with: Array(docs.prefix(3))) }
             var changed = docs[2]
             changed.headline = "A changed headline"
             let next = [docs[0], changed, docs[3]]  // docs[1] goes, docs[2] changes, docs[3] comes
 
             let batches = Mutex<[[ArticleWatcher.Change]]>([])
-            let watching = DispatchSemaphore(value: 0)
-            let finished = DispatchSemaphore(value: 0)
-            Thread {
-                defer { finished.signal() }
-                try? ArticleWatcher(store: store, interval: 0.01).run(started: { watching.signal() }) { changes in
+            let (started, signal) = AsyncStream.makeStream(of: Void.self)
+            let watcher = Task {
+                try await ArticleWatcher(store: store).run(started: { signal.yield() }) { changes in
                     batches.withLock { $0.append(changes) }
                     return false  // one batch is enough
                 }
-            }.start()
+            }
             // Written only once the watcher holds the old cache, so the write is a change to it.
-            #expect(watching.wait(timeout: .now() + 10) == .success)
-            try store.replaceAll(with: next)
-            #expect(finished.wait(timeout: .now() + 30) == .success, "the watcher saw no change")
+            var iterator = started.makeAsyncIterator()
+            _ = await iterator.next()
+            try onOtherThread { try store.replaceAll(with: next) }
+            try await watcher.value
             let seen = batches.withLock { $0 }.flatMap { $0 }
             let ids = docs.map(\.id)
             #expect(seen.contains(.deleted(id: ids[1])))

@@ -114,24 +114,19 @@ struct Watch: AsyncParsableCommand {
 
     @OptionGroup var options: StoreOptions
 
-    @Option(help: "Seconds between two looks at the file.")
-    var interval: Double = 0.2
-
     @Option(help: "Stop after this many batches of changes.")
     var batches: Int?
 
     func run() async throws {
-        let watcher = ArticleWatcher(store: options.store, interval: interval)
+        let watcher = ArticleWatcher(store: options.store)
         let limit = batches
         FileHandle.standardError.write(Data("Watching \(options.database) (Ctrl-C to stop)\n".utf8))
-        try await readOnNewThread {
-            var seen = 0
-            try watcher.run { changes in
-                // Written straight to the descriptor: a pipe sees each batch as it happens.
-                FileHandle.standardOutput.write(Data(changes.map { "\($0)\n" }.joined().utf8))
-                seen += 1
-                return limit.map { seen < $0 } ?? true
-            }
+        var seen = 0
+        try await watcher.run { changes in
+            // Written straight to the descriptor: a pipe sees each batch as it happens.
+            FileHandle.standardOutput.write(Data(changes.map { "\($0)\n" }.joined().utf8))
+            seen += 1
+            return limit.map { seen < $0 } ?? true
         }
     }
 }

@@ -1,10 +1,11 @@
-public import Foundation
+import Foundation
 import LMDBRealm
 
 /// Follows the cache as other threads and processes change it, and reports each change.
 ///
-/// Until LMDBRealm delivers change notifications, the watcher refreshes its realm handle every
-/// `interval` and compares the articles it sees with the ones it saw before, by primary key.
+/// The watcher reads the articles through `Results.changes`: a realm of its own, on a private
+/// queue, refreshes itself whenever any thread or process commits to the file, and each change
+/// set arrives with the articles frozen at that version. No thread polls.
 public struct ArticleWatcher: Sendable {
     /// One article that came, went or changed.
     public enum Change: Sendable, Equatable, CustomStringConvertible {
@@ -22,39 +23,36 @@ public struct ArticleWatcher: Sendable {
     }
 
     public let store: ArticleStore
-    public let interval: TimeInterval
 
-    public init(store: ArticleStore, interval: TimeInterval = 0.2) {
+    public init(store: ArticleStore) {
         self.store = store
-        self.interval = interval
     }
 
-    /// Watches on the calling thread, handing each batch of changes (one commit, or several
-    /// commits between two looks) to `report`, until `report` returns false. `started` runs once
-    /// the watcher has read the cache it compares later versions with.
-    @available(*, noasync, message: "blocks its thread; run it on a thread of its own")
-    public func run(started: () -> Void = {}, _ report: ([Change]) -> Bool) throws {
-        let realm = try Realm(configuration: store.configuration)
-        let articles = realm.objects(Article.self).sorted(byKeyPath: "pubDate", ascending: false)
-        var seen = Dictionary(uniqueKeysWithValues: articles.map { ($0.id, ArticleRecord($0)) })
-        started()
-        let tick = DispatchSemaphore(value: 0)
-        while true {
-            // A timed wait: the interval between two looks at the file.
-            _ = tick.wait(timeout: .now() + interval)
-            guard realm.refresh() else { continue }
-            let now = Dictionary(uniqueKeysWithValues: articles.map { ($0.id, ArticleRecord($0)) })
-            var changes: [Change] = []
-            for id in seen.keys.sorted() where now[id] == nil { changes.append(.deleted(id: id)) }
-            for article in articles.map(ArticleRecord.init) {
-                if let old = seen[article.id] {
-                    if old != article { changes.append(.modified(article)) }
-                } else {
-                    changes.append(.inserted(article))
-                }
+    /// Hands each batch of changes (one commit, or several that arrived together) to `report`,
+    /// until `report` returns false or the task is cancelled. `started` runs once the watcher
+    /// holds the articles it compares later versions with.
+    public func run(started: () -> Void = {}, _ report: ([Change]) -> Bool) async throws {
+        // The handle only starts the observation; the changes come from the stream's own realm.
+        let updates = try Realm(configuration: store.configuration).objects(Article.self)
+            .sorted(byKeyPath: "pubDate", ascending: false).changes
+        var previous: [ArticleRecord] = []
+        for await change in updates {
+            switch change {
+            case .initial(let articles):
+                previous = articles.map(ArticleRecord.init)
+                started()
+            case .update(let articles, let deletions, let insertions, let modifications):
+                let current = articles.map(ArticleRecord.init)
+                // Deletions and modifications index the previous list, insertions the new one.
+                var changes = deletions.map { Change.deleted(id: previous[$0].id) }
+                changes += insertions.map { Change.inserted(current[$0]) }
+                let byID = Dictionary(current.map { ($0.id, $0) }) { first, _ in first }
+                changes += modifications.compactMap { byID[previous[$0].id].map(Change.modified) }
+                previous = current
+                if !report(changes) { return }
+            case .error(let error):
+                throw error
             }
-            seen = now
-            if !changes.isEmpty && !report(changes) { return }
         }
     }
 }
