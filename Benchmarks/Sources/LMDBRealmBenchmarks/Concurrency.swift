@@ -277,3 +277,55 @@ func notificationRoundCost(directory: URL, n: Int, rounds: Int) throws -> (withL
     precondition(modifications == 2 * rounds, "expected one modification per round, got \(modifications)")
     return (withLog, byComparison)
 }
+
+// MARK: - Child: the concurrent operations of one engine
+
+/// Runs group commit for `engine` (and, for LMDBRealm, the notification figures), printing
+/// lines in the child format: "operation seconds operations check".
+@MainActor func runConcurrencyChild(_ engine: String, settings: Settings) throws {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lmdbrealm-benchmarks-c\(getpid())")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let writers = 8
+    let perWriter = settings.quick ? 100 : 1000
+    let rows = makeRows(1...Int64(writers * perWriter), seed: 44)
+    var lines: [String] = []
+    let seconds: Double
+    switch engine {
+    case "LMDBRealm":
+        let box = ResultBox()
+        let done = DispatchSemaphore(value: 0)
+        Task.detached {
+            do {
+                box.result = .success(try await realmGroupCommit(directory: directory, rows: rows, writers: writers))
+            } catch {
+                box.result = .failure(error)
+            }
+            done.signal()
+        }
+        done.wait()
+        seconds = try box.result!.get()
+    case "SQLite": seconds = try sqliteGroupCommit(directory: directory, rows: rows, writers: writers)
+    case "LMDBKit": seconds = try kitGroupCommit(directory: directory, rows: rows, writers: writers)
+    default: return
+    }
+    lines.append("group_commit \(seconds) \(rows.count) \(rows.count)")
+    if engine == "LMDBRealm" {
+        let commits = settings.quick ? 100 : 1000
+        let (fromCall, fromReturn) = try inProcessNotificationLatency(directory: directory, commits: commits)
+        lines.append("latency thread.fromCommitCall \(fromCall.p50) \(fromCall.p99)")
+        lines.append("latency thread.fromCommitReturn \(fromReturn.p50) \(fromReturn.p99)")
+        let process = try crossProcessNotificationLatency(directory: directory, commits: settings.quick ? 50 : 300)
+        lines.append("latency process.fromCommitCall \(process.p50) \(process.p99)")
+        let n = settings.quick ? 10_000 : 100_000
+        let round = try notificationRoundCost(directory: directory, n: n, rounds: settings.quick ? 20 : 100)
+        lines.append("round withLog \(round.withLog) \(n)")
+        lines.append("round byComparison \(round.byComparison) \(n)")
+    }
+    print(lines.joined(separator: "\n"))
+}
+
+final class ResultBox: @unchecked Sendable {
+    // @unchecked Sendable: written by one task before it signals a semaphore, read after the wait.
+    var result: Result<Double, any Error>?
+}

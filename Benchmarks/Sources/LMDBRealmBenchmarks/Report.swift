@@ -82,6 +82,18 @@ struct Report {
         for engine in engines {
             guard let s = samples[engine] else { continue }
             let rss = s.rss.isEmpty ? nil : median(s.rss)
+            for (measure, values) in s.latency.sorted(by: { $0.key < $1.key }) {
+                for (name, pick) in [("p50", values.map(\.p50)), ("p99", values.map(\.p99))] {
+                    let ms = median(pick)
+                    rows.append(ResultRow(engine: engine, operation: "notify.\(measure).\(name)", n: settings.n, seconds: ms / 1000,
+                                          opsPerSecond: 1000 / ms))
+                }
+            }
+            for (path, values) in s.notificationRound.sorted(by: { $0.key < $1.key }) {
+                let seconds = median(values)
+                rows.append(ResultRow(engine: engine, operation: "notify.round.\(path)", n: notificationObjects, seconds: seconds,
+                                      opsPerSecond: 1 / seconds))
+            }
             for op in Operation.allCases {
                 if op == .file_size {
                     rows.append(ResultRow(engine: engine, operation: op.rawValue, n: settings.n, seconds: 0, opsPerSecond: 0,
@@ -102,6 +114,35 @@ struct Report {
     }
 
     var dateString: String { ISO8601DateFormatter().string(from: date) }
+
+    /// The objects of the Results in the notification-round measure.
+    var notificationObjects: Int { settings.quick ? 10_000 : 100_000 }
+
+    /// LMDBRealm's notification figures, as Markdown.
+    func notificationsTable() -> String {
+        guard let s = samples["LMDBRealm"], !s.latency.isEmpty else { return "" }
+        func ms(_ x: Double) -> String { x < 1 ? String(format: "%.0f µs", x * 1000) : String(format: "%.2f ms", x) }
+        let commits = settings.quick ? (100, 50) : (1000, 300)
+        var out = "### Notifications (LMDBRealm)\n\n| measure | p50 | p99 |\n|---|---:|---:|\n"
+        let labels = [
+            ("thread.fromCommitCall", "commit on one thread → callback on another queue, from the call to `commitWrite` (the durable commit included), \(commits.0) commits"),
+            ("thread.fromCommitReturn", "the same, from `commitWrite`'s return"),
+            ("process.fromCommitCall", "commit in another process → callback here (noticed through inotify), from the start of its write, \(commits.1) commits 5 ms apart"),
+        ]
+        for (key, label) in labels {
+            guard let values = s.latency[key] else { continue }
+            out += "| \(label) | \(ms(median(values.map(\.p50)))) | \(ms(median(values.map(\.p99)))) |\n"
+        }
+        out += "\n| one notification round: a Results of \(Self.format(Double(notificationObjects))) objects, one of them modified by another handle | median |\n|---|---:|\n"
+        if let v = s.notificationRound["withLog"] {
+            out += "| in-process commit (the writer's change log names the object) | \(ms(median(v) * 1000)) |\n"
+        }
+        if let v = s.notificationRound["byComparison"] {
+            out += "| without a change log, as for another process's commit (the two versions compared) | \(ms(median(v) * 1000)) |\n"
+        }
+        out += "\nThe round is `refresh()` on the observing realm: the new version, the change set, the callback. Each p50 and p99 is the median of the rounds' values.\n"
+        return out
+    }
 
     func write(to directory: URL) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -164,6 +205,8 @@ struct Report {
         out += "Machine: \(machine.cores) cores, \(machine.cpu), \(Self.mb(Double(machine.memoryBytes))) MB, \(machine.system); \(machine.swift). \(dateString).\n\n"
         out += markdownTable()
         out += "\nHigher is better except file size and peak RSS. Ratios above 1 favour LMDBRealm (for file size and RSS, below 1 does).\n\n"
+        let notifications = notificationsTable()
+        if !notifications.isEmpty { out += notifications + "\n" }
         out += "Operations:\n\n"
         for op in Operation.allCases { out += "- `\(op.rawValue)`: \(op.summary)\n" }
         out += "- peak RSS: the engine's process peak (`getrusage`), data generation included\n\n"

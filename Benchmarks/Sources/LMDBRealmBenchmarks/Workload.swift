@@ -54,14 +54,14 @@ func makeLookups(_ n: Int) -> [Int64] {
 /// The operations, in the order each engine runs them on its own fresh file.
 enum Operation: String, CaseIterable, Sendable {
     case insert_bulk, scan_all, get_by_id, count_filter, count_section_indexed, top100_by_date
-    case update_all, small_txns, delete_all, file_size
+    case update_all, small_txns, group_commit, delete_all, file_size
 
     var unit: String {
         switch self {
         case .insert_bulk, .scan_all, .update_all, .delete_all: "objects/s"
         case .get_by_id: "lookups/s"
         case .count_filter, .count_section_indexed, .top100_by_date: "queries/s"
-        case .small_txns: "commits/s"
+        case .small_txns, .group_commit: "commits/s"
         case .file_size: "MB"
         }
     }
@@ -76,6 +76,10 @@ enum Operation: String, CaseIterable, Sendable {
         case .top100_by_date: "newest 100 by pubDate (indexed), ids summed"
         case .update_all: "wordCount += 1 on every object, one transaction"
         case .small_txns: "1,000 transactions of one insert each, durable commit"
+        case .group_commit:
+            "8 writers at once, each committing 1,000 single inserts durably (LMDBRealm: `asyncWrite` from 8 actors, "
+                + "writes that queue up share a commit; SQLite: 8 connections, `BEGIN IMMEDIATE`; LMDBKit: 8 threads, "
+                + "a write transaction each; GRDB: not run); --quick: 100 each"
         case .delete_all: "every object deleted in one transaction"
         case .file_size: "size of the data files after insert_bulk"
         }

@@ -138,6 +138,10 @@ struct EngineSamples {
     var ops: [Operation: Sample] = [:]
     var rss: [Int] = []
     var fileSize: [Int] = []
+    /// Notification latencies (milliseconds), p50 and p99 per round, by measure.
+    var latency: [String: [(p50: Double, p99: Double)]] = [:]
+    /// Seconds per notification round, per round, by path.
+    var notificationRound: [String: [Double]] = [:]
 }
 
 func median<T: Comparable>(_ xs: [T]) -> T {
@@ -170,12 +174,32 @@ func median<T: Comparable>(_ xs: [T]) -> T {
                 log("error: \(name) failed in round \(round) (status \(process.terminationStatus))")
                 exit(1)
             }
+            // Group commit (and LMDBRealm's notification figures) in a process of their own.
+            var combined = output
+            if ["LMDBRealm", "SQLite", "LMDBKit"].contains(name) {
+                let concurrent = Process()
+                concurrent.executableURL = executable
+                concurrent.arguments = ["--child", "concurrency:" + name] + (settings.quick ? ["--quick"] : [])
+                let pipe = Pipe()
+                concurrent.standardOutput = pipe
+                try concurrent.run()
+                combined += pipe.fileHandleForReading.readDataToEndOfFile()
+                concurrent.waitUntilExit()
+                guard concurrent.terminationStatus == 0 else {
+                    log("error: \(name)'s concurrent operations failed in round \(round) (status \(concurrent.terminationStatus))")
+                    exit(1)
+                }
+            }
             var engine = samples[name] ?? EngineSamples()
-            for line in String(decoding: output, as: UTF8.self).split(separator: "\n") {
+            for line in String(decoding: combined, as: UTF8.self).split(separator: "\n") {
                 let fields = line.split(separator: " ").map(String.init)
                 switch fields.first {
                 case "rss": engine.rss.append(Int(fields[1]) ?? 0)
                 case "file": engine.fileSize.append(Int(fields[1]) ?? 0)
+                case "latency" where fields.count == 4:
+                    engine.latency[fields[1], default: []].append((Double(fields[2]) ?? .nan, Double(fields[3]) ?? .nan))
+                case "round" where fields.count == 4:
+                    engine.notificationRound[fields[1], default: []].append(Double(fields[2]) ?? .nan)
                 default:
                     guard fields.count == 4, let op = Operation(rawValue: fields[0]) else { continue }
                     var sample = engine.ops[op] ?? Sample()
@@ -204,9 +228,22 @@ func median<T: Comparable>(_ xs: [T]) -> T {
     log(String(format: "done in %.0f s; wrote %@/latest.json, latest.md and latest.svg", report.elapsed, outputPath))
 }
 
+// The other process of the cross-process notification latency.
+if CommandLine.arguments.count == 4 && CommandLine.arguments[1] == "--notify-writer" {
+    do {
+        try runNotifyWriter(path: CommandLine.arguments[2], commits: Int(CommandLine.arguments[3])!)
+        exit(0)
+    } catch {
+        log("error: \(error)")
+        exit(1)
+    }
+}
+
 let settings = parseArguments()
 do {
-    if let child = settings.child {
+    if let child = settings.child, child.hasPrefix("concurrency:") {
+        try MainActor.assumeIsolated { try runConcurrencyChild(String(child.dropFirst(12)), settings: settings) }
+    } else if let child = settings.child {
         try MainActor.assumeIsolated { try runChild(child, settings: settings) }
     } else {
         try MainActor.assumeIsolated { try runParent(settings) }
