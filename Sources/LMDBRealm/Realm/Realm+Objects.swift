@@ -201,6 +201,7 @@ extension Realm {
         checkWriteThread()
         require(object._realm === self, "Can only delete an object from the Realm it belongs to.")
         require(!object.isInvalidated, "Object has been deleted or invalidated.")
+        object.loadRecord(self)
         if let current = bindingForReading(type(of: object)), current !== object._binding { object._binding = current }
         let table = object._binding!.table
         do {
@@ -324,6 +325,29 @@ extension Realm {
         object._recordSize = record.count
         object._generation = generation
         return object
+    }
+
+    /// A managed accessor for the object stored under `key`, made without its record: it reads
+    /// its primary key from `key` and looks the record up on its first read of anything else.
+    /// For objects found in an index, whose records the caller may never read.
+    @inline(__always)
+    func makeObject(_ binding: TableBinding, key: ObjectKey) -> Object {
+        let object = binding.classInfo.type.init()
+        object._realm = self
+        object._isManaged = true
+        object._binding = binding
+        rebind(object, key: key)
+        return object
+    }
+
+    /// Points an existing accessor of the same table at another object, without its record
+    /// (see ``makeObject(_:key:)``).
+    @inline(__always)
+    func rebind(_ object: Object, key: ObjectKey) {
+        object._key = key
+        object._record = nil
+        object._recordSize = 0
+        object._generation = generation
     }
 
     /// Points an existing accessor of the same table at another record.
