@@ -201,19 +201,13 @@ extension Realm {
         checkWriteThread()
         require(object._realm === self, "Can only delete an object from the Realm it belongs to.")
         require(!object.isInvalidated, "Object has been deleted or invalidated.")
-        object.loadRecord(self)
         if let current = bindingForReading(type(of: object)), current !== object._binding { object._binding = current }
         let table = object._binding!.table
         do {
-            let keys = indexKeys(table, record: UnsafeRawBufferPointer(start: object._record!, count: object._recordSize))
-            try object._key.withBytes { key in
-                _ = try writeTxn.delete(table.database.dbi, key: key)
-                try removeIndexEntries(table, keys, key: key)
-            }
+            try removeObjects([object._key], from: table)
         } catch {
             fatalError("Cannot delete an object of '\(table.className)' from '\(file.url.path)': \(error)")
         }
-        generation &+= 1
     }
 
     /// Deletes every object of `objects`.
@@ -221,21 +215,79 @@ extension Realm {
         for object in Array(objects) { delete(object) }
     }
 
+    /// Deletes every object of `results`; their accessors become invalidated. Must be called
+    /// inside a write transaction.
+    ///
+    /// ```swift
+    /// try realm.write {
+    ///     realm.delete(realm.objects(Article.self))                          // the whole table
+    ///     realm.delete(realm.objects(Draft.self).where { $0.age > 30 })      // some objects
+    /// }
+    /// ```
+    /// A whole class (``Realm/objects(_:)`` with no filter, sort or limit) is emptied at once,
+    /// with its indexes, without reading a single object. Otherwise the objects are found as the
+    /// results are evaluated, and deleted by key without creating accessors.
+    public func delete<Element>(_ results: Results<Element>) {
+        checkWriteThread()
+        let core = results.core
+        require(core.realm === self, "Can only delete objects from the Realm they belong to.")
+        guard let binding = core.resolveBinding() else { return }
+        do {
+            try removeObjects(core.isWholeTable ? nil : core.evaluatedKeys(), from: binding.table)
+        } catch {
+            fatalError("Cannot delete objects of '\(binding.table.className)' from '\(file.url.path)': \(error)")
+        }
+    }
+
     /// Deletes every object of every class stored in the file; their accessors become
     /// invalidated. Must be called inside a write transaction.
     public func deleteAll() {
         checkWriteThread()
+        // Every index is emptied: the entries not yet written need not be.
         pendingIndexEntries.removeAll()
         do {
-            for table in try allTables() {
-                try writeTxn.empty(table.database.dbi)
-                for index in table.indexes.values { try writeTxn.empty(index.dbi) }
-            }
+            for table in try allTables() { try removeObjects(nil, from: table) }
         } catch {
             fatalError("Cannot delete all objects of '\(file.url.path)': \(error)")
         }
-        for table in (try? allTables()) ?? [] { table.writeState = WriteTableState() }
+    }
+
+    /// Removes objects of `table` in the current write, with their index entries: every object
+    /// (`keys` nil: the table and its indexes are emptied) or those with the listed keys (keys
+    /// not stored are passed over). Every deletion of objects goes through here.
+    func removeObjects(_ keys: [ObjectKey]?, from table: Table) throws {
+        // change recording goes here: `keys == nil` is "table cleared", else the deleted keys.
         generation &+= 1
+        // The index entries still buffered are written first: those of the objects removed go
+        // with them below.
+        try flushIndexEntries()
+        let txn = writeTxn
+        guard let keys else {
+            try txn.empty(table.database.dbi)
+            for index in table.indexes.values { try txn.empty(index.dbi) }
+            table.writeState = WriteTableState()
+            return
+        }
+        // Each record is found with a cursor, its index keys read from it, and it is deleted
+        // where the cursor stands: one B-tree descent per object. Its index entries are removed
+        // afterwards, sorted, so that each index is walked in order.
+        var entries = PendingIndexEntries()
+        let cursor = try Cursor(transaction: txn, dbi: table.database.dbi)
+        for key in keys {
+            try key.withBytes { key in
+                guard let found = try cursor.seek(exactly: key) else { return }
+                let record = found.value
+                table.checkRecord(record, in: file)
+                for column in table.indexedColumns {
+                    let field = table.field(record.baseAddress!, size: record.count, column: column, in: file)
+                    entries.append(dbi: table.indexes[column]!.dbi, value: key) { out in
+                        table.appendIndexKey(field, column: column, to: &out)
+                    }
+                }
+                try cursor.deleteCurrent()
+            }
+        }
+        try entries.drain { dbi, key, value in _ = try txn.delete(dbi, key: key, value: value) }
     }
 
     // MARK: - Reading
