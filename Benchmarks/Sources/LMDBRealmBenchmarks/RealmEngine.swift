@@ -16,12 +16,19 @@ final class Article: Object {
     nonisolated static let name = "LMDBRealm"
     let realm: Realm
 
-    init(directory: URL) throws {
-        let config = Realm.Configuration(fileURL: directory.appendingPathComponent("articles.realm"), objectTypes: [Article.self])
+    convenience init(directory: URL) throws {
+        try self.init(directory: directory, maximumFileSize: nil)
+    }
+
+    /// With `maximumFileSize`, a smaller memory map than the default 64 GiB (valgrind cannot
+    /// reserve that much address space).
+    init(directory: URL, maximumFileSize: Int?) throws {
+        var config = Realm.Configuration(fileURL: directory.appendingPathComponent("articles.realm"), objectTypes: [Article.self])
+        if let maximumFileSize { config.maximumFileSize = maximumFileSize }
         realm = try Realm(configuration: config)
     }
 
-    private func article(_ row: Row) -> Article {
+    static func article(_ row: Row) -> Article {
         let a = Article()
         a.id = row.id
         a.url = row.url
@@ -34,7 +41,7 @@ final class Article: Object {
 
     func insertBulk(_ rows: [Row]) throws {
         try realm.write {
-            for row in rows { try realm.add(article(row)) }
+            for row in rows { try realm.add(Self.article(row)) }
         }
     }
 
@@ -78,7 +85,7 @@ final class Article: Object {
 
     func smallTransactions(_ rows: [Row]) throws {
         for row in rows {
-            try realm.write { try realm.add(article(row)) }
+            try realm.write { try realm.add(Self.article(row)) }
         }
     }
 

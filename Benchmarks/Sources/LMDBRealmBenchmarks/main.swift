@@ -4,6 +4,9 @@
 //
 //     swift run -c release --package-path Benchmarks LMDBRealmBenchmarks [--n N] [--rounds R] [--quick]
 //         [--engines LMDBRealm,SQLite,GRDB,LMDBKit] [--output DIR]
+//
+// `--profile insert|scan|get|top100|delete|construct` instead repeats one operation of the
+// LMDBRealm engine in this process alone, for a profiler (see Profile.swift).
 import Foundation
 
 let allEngineTypes: [any Engine.Type] = [RealmEngine.self, SQLiteEngine.self, GRDBEngine.self, KitEngine.self]
@@ -15,6 +18,7 @@ struct Settings {
     var child: String?
     var output: String?
     var engines = engineNames
+    var profile: ProfiledOperation?
 
     var effectiveRounds: Int { rounds ?? (quick ? 3 : (n >= 1_000_000 ? 3 : 5)) }
 }
@@ -23,7 +27,11 @@ func parseArguments() -> Settings {
     var settings = Settings()
     var arguments = CommandLine.arguments.dropFirst().makeIterator()
     func usage() -> Never {
-        FileHandle.standardError.write(Data("usage: LMDBRealmBenchmarks [--n N] [--rounds R] [--quick] [--engines A,B] [--output DIR]\n".utf8))
+        FileHandle.standardError.write(Data("""
+            usage: LMDBRealmBenchmarks [--n N] [--rounds R] [--quick] [--engines A,B] [--output DIR]
+                   LMDBRealmBenchmarks --profile \(ProfiledOperation.allCases.map(\.rawValue).joined(separator: "|")) [--n N] [--rounds R]
+
+            """.utf8))
         exit(2)
     }
     while let argument = arguments.next() {
@@ -37,6 +45,9 @@ func parseArguments() -> Settings {
             settings.engines = v.split(separator: ",").map(String.init)
             if !settings.engines.allSatisfy(engineNames.contains) { usage() }
         case "--child": guard let v = arguments.next() else { usage() }; settings.child = v
+        case "--profile":
+            guard let v = ProfiledOperation(rawValue: arguments.next() ?? "") else { usage() }
+            settings.profile = v
         default: usage()
         }
     }
@@ -241,7 +252,9 @@ if CommandLine.arguments.count == 4 && CommandLine.arguments[1] == "--notify-wri
 
 let settings = parseArguments()
 do {
-    if let child = settings.child, child.hasPrefix("concurrency:") {
+    if let op = settings.profile {
+        try MainActor.assumeIsolated { try runProfile(op, settings: settings) }
+    } else if let child = settings.child, child.hasPrefix("concurrency:") {
         try MainActor.assumeIsolated { try runConcurrencyChild(String(child.dropFirst(12)), settings: settings) }
     } else if let child = settings.child {
         try MainActor.assumeIsolated { try runChild(child, settings: settings) }

@@ -43,6 +43,67 @@ enum KeyEncoding {
     }
 }
 
+extension KeyEncoding {
+    /// The record field a primary key was encoded from, written into `out`: the inverse of
+    /// ``append(_:type:to:)`` for table keys, which are never cut. A key read from disk is
+    /// checked first: its tag, and its length for the fixed-size kinds.
+    ///
+    /// - Parameter out: At least `key.count` bytes; the returned field points into it.
+    static func field(ofKey key: UnsafeRawBufferPointer, type: PropertyType, into out: UnsafeMutableRawPointer) -> Record.Field {
+        guard let tag = key.first else { return .damaged("an empty key") }
+        if tag == nullTag && key.count == 1 { return .null }
+        guard tag == valueTag else { return .damaged("a key with tag \(tag)") }
+        let body = UnsafeRawBufferPointer(start: key.baseAddress! + 1, count: key.count - 1)
+        if let size = type.fixedSize, body.count != size {
+            return .damaged("a key of \(body.count) bytes for a \(size)-byte \(type.rawValue)")
+        }
+        switch type {
+        case .int:
+            let v = UInt64(bigEndian: body.loadUnaligned(as: UInt64.self)) ^ (1 << 63)
+            out.storeBytes(of: v.littleEndian, as: UInt64.self)
+        case .double, .date:
+            let e = UInt64(bigEndian: body.loadUnaligned(as: UInt64.self))
+            let bits = e & (1 << 63) != 0 ? e & ~(1 << 63) : ~e
+            out.storeBytes(of: bits.littleEndian, as: UInt64.self)
+        case .float:
+            let e = UInt32(bigEndian: body.loadUnaligned(as: UInt32.self))
+            let bits = e & (1 << 31) != 0 ? e & ~(1 << 31) : ~e
+            out.storeBytes(of: bits.littleEndian, as: UInt32.self)
+        case .bool, .string, .uuid, .objectId, .data, .decimal:
+            if let base = body.baseAddress { out.copyMemory(from: base, byteCount: body.count) }
+        }
+        return .value(UnsafeRawBufferPointer(start: out, count: body.count))
+    }
+}
+
+/// A realm's buffer for primary keys decoded back into fields (see
+/// ``KeyEncoding/field(ofKey:type:into:)``), reused from read to read: a field returned from it
+/// is valid until the next decode.
+final class UnsafeKeyFieldBuffer {
+    private(set) var base: UnsafeMutableRawPointer
+    private var capacity: Int
+
+    init() {
+        capacity = 512  // LMDB's default maximum key size is 511 bytes
+        base = .allocate(byteCount: capacity, alignment: 8)
+    }
+
+    deinit {
+        base.deallocate()
+    }
+
+    /// The buffer, grown to at least `count` bytes.
+    @inline(__always)
+    func reserve(_ count: Int) -> UnsafeMutableRawPointer {
+        if count > capacity {
+            base.deallocate()
+            capacity = count
+            base = .allocate(byteCount: capacity, alignment: 8)
+        }
+        return base
+    }
+}
+
 /// The key of one object in its table, kept inline when it fits in 16 bytes (integer keys,
 /// object ids, short strings) so that creating an accessor allocates nothing for it.
 struct ObjectKey: Hashable {
@@ -54,19 +115,40 @@ struct ObjectKey: Hashable {
     /// The empty key, for objects not yet managed.
     init() {}
 
+    // Read as words and bytes, not copied through `prefix`/`dropFirst` slices (calls that cost
+    // more than the copy) nor `memcpy` of a few bytes into `a`/`b` (reading them back as a word
+    // stalls store forwarding): this runs once per accessor in a scan.
+    @inline(__always)
     init(_ bytes: UnsafeRawBufferPointer) {
-        if bytes.count <= 16 {
-            count = bytes.count
-            withUnsafeMutableBytes(of: &a) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes.prefix(8))) }
-            if bytes.count > 8 {
-                withUnsafeMutableBytes(of: &b) {
-                    $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes.dropFirst(8)))
-                }
-            }
+        count = bytes.count
+        if count <= 16 {
+            guard let base = bytes.baseAddress else { return }
+            a = count >= 8 ? base.loadUnaligned(as: UInt64.self) : Self.word(base, count)
+            if count > 8 { b = count == 16 ? base.loadUnaligned(fromByteOffset: 8, as: UInt64.self) : Self.word(base + 8, count - 8) }
         } else {
-            count = bytes.count
             heap = Array(bytes)
         }
+    }
+
+    /// The word whose first `n` bytes in memory (n < 8) are those at `p`, the rest zero.
+    @inline(__always)
+    private static func word(_ p: UnsafeRawPointer, _ n: Int) -> UInt64 {
+        var v: UInt64 = 0
+        for i in 0..<n { v |= UInt64(p.load(fromByteOffset: i, as: UInt8.self)) << (8 * i) }
+        return UInt64(littleEndian: v)
+    }
+
+    /// The value of a primary key of kind int (a 9-byte key, see ``KeyEncoding``), read from the
+    /// words without going through memory; `nil` for any other key.
+    @inline(__always)
+    var intPrimaryKey: Int64? {
+        guard count == 9, heap == nil else { return nil }
+        let first = UInt64(littleEndian: a)  // key bytes 0 ... 7, byte 0 lowest
+        guard first & 0xFF == UInt64(KeyEncoding.valueTag) else { return nil }
+        let last = UInt64(littleEndian: b) & 0xFF  // key byte 8
+        // Key bytes 1 ... 8, big-endian, with the sign bit flipped.
+        let encoded = (first.byteSwapped << 8) | last
+        return Int64(bitPattern: encoded ^ (1 << 63))
     }
 
     init(_ bytes: [UInt8]) {
@@ -86,7 +168,7 @@ struct ObjectKey: Hashable {
     func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         if let heap { return try heap.withUnsafeBytes(body) }
         var inline = (a, b)
-        return try withUnsafeBytes(of: &inline) { try body(UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }
+        return try withUnsafeBytes(of: &inline) { try body(UnsafeRawBufferPointer(start: $0.baseAddress, count: count)) }
     }
 
     var bytes: [UInt8] { withBytes { Array($0) } }

@@ -12,9 +12,15 @@ struct QueryExecutor {
     typealias Visit = (_ key: UnsafeRawBufferPointer, _ record: UnsafeRawBufferPointer) -> Bool
 
     /// Calls `body` with each matching object in the access path's order until it returns false.
-    func forEach(_ plan: QueryPlan, _ body: Visit) {
+    ///
+    /// With `records` false, a walk that finds its objects in an index and has no filter to
+    /// test hands over their keys alone, each with an empty record (a `nil` base address),
+    /// instead of looking every record up: for a caller that may never read them.
+    func forEach(_ plan: QueryPlan, records: Bool = true, _ body: Visit) {
+        let keysOnly = !records && plan.filter == nil
         do {
-            try walk(plan) { key, record in
+            try walk(plan, keysOnly: keysOnly) { key, record in
+                if keysOnly && record.baseAddress == nil { return body(key, record) }
                 table.checkRecord(record, in: realm.file)
                 if let filter = plan.filter, !filter(key, record) { return true }
                 return body(key, record)
@@ -51,7 +57,9 @@ struct QueryExecutor {
 
     // MARK: - Access paths
 
-    private func walk(_ plan: QueryPlan, _ visit: Visit) throws {
+    /// Walks the access path; with `keysOnly`, objects found in an index are visited without
+    /// their records.
+    private func walk(_ plan: QueryPlan, keysOnly: Bool, _ visit: Visit) throws {
         let tableDBI = table.database.dbi
         switch plan.access {
         case .fullScan:
@@ -78,7 +86,7 @@ struct QueryExecutor {
             for key in keys {
                 var entry = try key.withUnsafeBytes { try cursor.seek(exactly: $0) }
                 while let e = entry {
-                    guard try visitObject(e.value, visit) else { return }
+                    guard try visitObject(e.value, keysOnly, visit) else { return }
                     entry = try cursor.nextValue()
                 }
             }
@@ -88,7 +96,7 @@ struct QueryExecutor {
             var entry = try lower.map { l in try l.withUnsafeBytes { try cursor.seek(atLeast: $0) } } ?? cursor.first()
             while let e = entry {
                 if let upper, compareBytes(e.key, upper) > 0, !isCutPrefix(upper, of: e.key) { return }
-                guard try visitObject(e.value, visit) else { return }
+                guard try visitObject(e.value, keysOnly, visit) else { return }
                 entry = try cursor.next()
             }
 
@@ -96,7 +104,7 @@ struct QueryExecutor {
             let cursor = try Cursor(transaction: txn, dbi: table.indexes[column]!.dbi)
             var entry = try prefix.withUnsafeBytes { try cursor.seek(atLeast: $0) }
             while let e = entry, e.key.count >= prefix.count, compareBytes(UnsafeRawBufferPointer(rebasing: e.key.prefix(prefix.count)), prefix) == 0 {
-                guard try visitObject(e.value, visit) else { return }
+                guard try visitObject(e.value, keysOnly, visit) else { return }
                 entry = try cursor.next()
             }
 
@@ -109,7 +117,7 @@ struct QueryExecutor {
             }
 
         case .ordered(let column?, let ascending):
-            try walkIndexInOrder(column: column, ascending: ascending, visit)
+            try walkIndexInOrder(column: column, ascending: ascending, keysOnly: keysOnly, visit)
         }
     }
 
@@ -119,50 +127,77 @@ struct QueryExecutor {
             && compareBytes(key, bound) == 0
     }
 
-    /// Looks up the object `key` found in an index and visits it.
-    private func visitObject(_ key: UnsafeRawBufferPointer, _ visit: Visit) throws -> Bool {
-        guard let record = try txn.get(table.database.dbi, key: key) else {
-            fatalError("The realm at '\(realm.file.url.path)' is damaged: an index of '\(table.className)' names a missing object")
-        }
-        return visit(key, record)
+    /// Looks up the object `key` found in an index and visits it; with `keysOnly`, visits its
+    /// key alone.
+    @inline(__always)
+    private func visitObject(_ key: UnsafeRawBufferPointer, _ keysOnly: Bool, _ visit: Visit) throws -> Bool {
+        keysOnly ? visit(key, UnsafeRawBufferPointer(start: nil, count: 0)) : visit(key, try record(of: key))
     }
 
     /// Visits every object in the order of the index of `column`. Objects with equal values
     /// come in key order either way (a stable sort), and values cut to the index's key length
     /// are ordered by their whole value.
-    private func walkIndexInOrder(column: Int, ascending: Bool, _ visit: Visit) throws {
+    ///
+    /// The walk steps entry by entry (MDB_NEXT / MDB_PREV) and tells an index key with one
+    /// object, the usual case, from the next entry's key: that object is visited straight from
+    /// the map, with no copy and no count. Keys and records visited are pointers into the
+    /// snapshot, valid for the whole walk (nothing writes while it runs).
+    private func walkIndexInOrder(column: Int, ascending: Bool, keysOnly: Bool, _ visit: Visit) throws {
         let cursor = try Cursor(transaction: txn, dbi: table.indexes[column]!.dbi)
+        // The objects of one index key, reused from key to key.
+        var group: [(key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer)] = []
         var entry = try ascending ? cursor.first() : cursor.last()
         while let e = entry {
+            var next = try ascending ? cursor.next() : cursor.previous()
+            guard let n = next, Self.sameKey(n.key, e.key) else {
+                guard try visitObject(e.value, keysOnly, visit) else { return }
+                entry = next
+                continue
+            }
+            // Several objects under this index key. Objects under a cut key are ordered by their
+            // records, whatever `keysOnly` says.
             let cut = e.key.count == Table.maximumIndexKeyLength
-            // The object keys under this index key, ascending. (Going down, the key is sought
-            // again: after MDB_LAST, LMDB's cursor is at its end and MDB_NEXT_DUP finds nothing.)
-            var group: [[UInt8]] = []
-            let indexKey = Array(e.key)
-            var value: Cursor.Entry? = try ascending ? e : indexKey.withUnsafeBytes { try cursor.seek(exactly: $0) }
-            while let v = value {
-                group.append(Array(v.value))
-                value = try cursor.nextValue()
+            let withRecords = cut || !keysOnly
+            group.removeAll(keepingCapacity: true)
+            group.append((e.value, withRecords ? try record(of: e.value) : UnsafeRawBufferPointer(start: nil, count: 0)))
+            group.append((n.value, withRecords ? try record(of: n.value) : UnsafeRawBufferPointer(start: nil, count: 0)))
+            next = try ascending ? cursor.next() : cursor.previous()
+            while let v = next, Self.sameKey(v.key, e.key) {
+                group.append((v.value, withRecords ? try record(of: v.value) : UnsafeRawBufferPointer(start: nil, count: 0)))
+                next = try ascending ? cursor.next() : cursor.previous()
             }
-            var records = try group.map { key -> (key: [UInt8], record: UnsafeRawBufferPointer) in
-                guard let record = try key.withUnsafeBytes({ try txn.get(table.database.dbi, key: $0) }) else {
-                    fatalError("The realm at '\(realm.file.url.path)' is damaged: an index of '\(table.className)' names a missing object")
-                }
-                return (key, record)
-            }
+            // The values of one key come in object-key order: going down, reversed.
+            if !ascending { group.reverse() }
             if cut {
                 let order = FieldOrder(table: table, column: column, file: realm.file)
-                records = records.enumerated().sorted { a, b in
+                group = group.enumerated().sorted { a, b in
                     let c = order.compare(a.element.record, b.element.record)
                     if c != 0 { return ascending ? c < 0 : c > 0 }
                     return a.offset < b.offset
                 }.map(\.element)
             }
-            for (key, record) in records {
-                guard key.withUnsafeBytes({ visit($0, record) }) else { return }
+            for (key, record) in group {
+                guard visit(key, record) else { return }
             }
-            entry = try ascending ? cursor.nextKey() : cursor.previousKey()
+            entry = next
         }
+    }
+
+    /// Whether two index keys are equal; most neighbours differ in their first eight bytes.
+    @inline(__always)
+    private static func sameKey(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+        guard a.count == b.count else { return false }
+        if a.baseAddress == b.baseAddress { return true }
+        if a.count >= 8, a.loadUnaligned(as: UInt64.self) != b.loadUnaligned(as: UInt64.self) { return false }
+        return compareRaw(a, b) == 0
+    }
+
+    /// The record of the object `key` an index names.
+    private func record(of key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer {
+        guard let record = try txn.get(table.database.dbi, key: key) else {
+            fatalError("The realm at '\(realm.file.url.path)' is damaged: an index of '\(table.className)' names a missing object")
+        }
+        return record
     }
 }
 

@@ -8,14 +8,60 @@ extension Object {
     ///
     /// Checks confinement, then reuses the record pointer while the realm's generation is
     /// unchanged; otherwise looks the record up again by key (one B-tree descent).
+    ///
+    /// An accessor made without its record (see ``Realm/makeObject(_:key:)``) reads its primary
+    /// key from its key, and looks the record up on the first read of anything else.
     @usableFromInline
     final func _readField(_ column: Int32) -> UnsafeRawBufferPointer? {
-        guard let realm = _realm else { return ClassInfo.recordAccess(column) }
+        guard _realm != nil else { return ClassInfo.recordAccess(column) }
+        // The realm and binding are lent to the read uncounted: the object holds both for the
+        // whole call and nothing in it replaces them. (Loaded as usual, each is retained and
+        // released around the calls inside: two atomic pairs per property read.)
+        return Unmanaged.passUnretained(_realm.unsafelyUnwrapped)._withUnsafeGuaranteedRef { realm in
+            Unmanaged.passUnretained(_binding.unsafelyUnwrapped)._withUnsafeGuaranteedRef { binding in
+                readField(column, realm: realm, binding: binding)
+            }
+        }
+    }
+
+    @inline(__always)
+    private final func readField(_ column: Int32, realm: Realm, binding: TableBinding) -> UnsafeRawBufferPointer? {
         realm.checkThread()
-        if _generation != realm.generation { rebind(realm) }
-        let binding = _binding.unsafelyUnwrapped
         let stored = binding.isIdentity ? Int(column) : binding.storedColumn(column)
+        if _generation != realm.generation || _record == nil {
+            if _generation == realm.generation && stored == binding.primaryKeyColumn {
+                return primaryKeyField(realm, type: binding.primaryKeyType.unsafelyUnwrapped)
+            }
+            rebind(realm)
+        }
         return binding.table.field(_record.unsafelyUnwrapped, size: _recordSize, column: stored, in: realm.file)
+    }
+
+    /// The primary key's field, decoded from the object's key into the realm's buffer (valid
+    /// until the next such read).
+    private final func primaryKeyField(_ realm: Realm, type: PropertyType) -> UnsafeRawBufferPointer? {
+        if type == .int, let value = _key.intPrimaryKey {
+            let out = realm.keyFieldBuffer.reserve(8)
+            out.storeBytes(of: value.littleEndian, as: Int64.self)
+            return UnsafeRawBufferPointer(start: out, count: 8)
+        }
+        return _key.withBytes { key in
+            switch KeyEncoding.field(ofKey: key, type: type, into: realm.keyFieldBuffer.reserve(key.count)) {
+            case .value(let field): return field
+            case .null: return nil
+            case .damaged(let problem):
+                fatalError(
+                    "The realm at '\(realm.file.url.path)' is damaged: an object of '\(_binding.unsafelyUnwrapped.table.className)' has a bad key (\(problem))")
+            }
+        }
+    }
+
+    /// Makes sure the accessor holds its record in the realm's current version, looking it up
+    /// if it was made without one or the realm has changed since; stops the process if the
+    /// object is gone.
+    @inline(__always)
+    final func loadRecord(_ realm: Realm) {
+        if _generation != realm.generation || _record == nil { rebind(realm) }
     }
 
     /// Writes `value` into declared column `column` of the object's record.
@@ -33,7 +79,7 @@ extension Object {
         if stored == binding.table.primaryKeyColumn {
             fatalError("Primary key can't be changed after an object is inserted.")
         }
-        if _generation != realm.generation { rebind(realm) }
+        loadRecord(realm)
         value._rlmWithBytes { realm.replaceField(of: self, storedColumn: stored, with: $0) }
     }
 

@@ -231,17 +231,10 @@ extension Realm {
         if let current = bindingForReading(type(of: object)), current !== object._binding { object._binding = current }
         let table = object._binding!.table
         do {
-            let keys = indexKeys(table, record: UnsafeRawBufferPointer(start: object._record!, count: object._recordSize))
-            try object._key.withBytes { key in
-                if try writeTxn.delete(table.database.dbi, key: key) {
-                    changeLog?.changes(for: table).deleted.append(object._key)
-                }
-                try removeIndexEntries(table, keys, key: key)
-            }
+            try removeObjects([object._key], from: table)
         } catch {
             fatalError("Cannot delete an object of '\(table.className)' from '\(file.url.path)': \(error)")
         }
-        generation &+= 1
     }
 
     /// Deletes every object of `objects`.
@@ -249,22 +242,81 @@ extension Realm {
         for object in Array(objects) { delete(object) }
     }
 
+    /// Deletes every object of `results`; their accessors become invalidated. Must be called
+    /// inside a write transaction.
+    ///
+    /// ```swift
+    /// try realm.write {
+    ///     realm.delete(realm.objects(Article.self))                          // the whole table
+    ///     realm.delete(realm.objects(Draft.self).where { $0.age > 30 })      // some objects
+    /// }
+    /// ```
+    /// A whole class (``Realm/objects(_:)`` with no filter, sort or limit) is emptied at once,
+    /// with its indexes, without reading a single object. Otherwise the objects are found as the
+    /// results are evaluated, and deleted by key without creating accessors.
+    public func delete<Element>(_ results: Results<Element>) {
+        checkWriteThread()
+        let core = results.core
+        require(core.realm === self, "Can only delete objects from the Realm they belong to.")
+        guard let binding = core.resolveBinding() else { return }
+        do {
+            try removeObjects(core.isWholeTable ? nil : core.evaluatedKeys(), from: binding.table)
+        } catch {
+            fatalError("Cannot delete objects of '\(binding.table.className)' from '\(file.url.path)': \(error)")
+        }
+    }
+
     /// Deletes every object of every class stored in the file; their accessors become
     /// invalidated. Must be called inside a write transaction.
     public func deleteAll() {
         checkWriteThread()
+        // Every index is emptied: the entries not yet written need not be.
         pendingIndexEntries.removeAll()
         do {
-            for table in try allTables() {
-                changeLog?.changes(for: table).cleared = true
-                try writeTxn.empty(table.database.dbi)
-                for index in table.indexes.values { try writeTxn.empty(index.dbi) }
-            }
+            for table in try allTables() { try removeObjects(nil, from: table) }
         } catch {
             fatalError("Cannot delete all objects of '\(file.url.path)': \(error)")
         }
-        for table in (try? allTables()) ?? [] { table.writeState = WriteTableState() }
+    }
+
+    /// Removes objects of `table` in the current write, with their index entries: every object
+    /// (`keys` nil: the table and its indexes are emptied) or those with the listed keys (keys
+    /// not stored are passed over). Every deletion of objects goes through here.
+    func removeObjects(_ keys: [ObjectKey]?, from table: Table) throws {
         generation &+= 1
+        let changes = changeLog?.changes(for: table)
+        // The index entries still buffered are written first: those of the objects removed go
+        // with them below.
+        try flushIndexEntries()
+        let txn = writeTxn
+        guard let keys else {
+            try txn.empty(table.database.dbi)
+            for index in table.indexes.values { try txn.empty(index.dbi) }
+            table.writeState = WriteTableState()
+            changes?.cleared = true
+            return
+        }
+        // Each record is found with a cursor, its index keys read from it, and it is deleted
+        // where the cursor stands: one B-tree descent per object. Its index entries are removed
+        // afterwards, sorted, so that each index is walked in order.
+        var entries = PendingIndexEntries()
+        let cursor = try Cursor(transaction: txn, dbi: table.database.dbi)
+        for key in keys {
+            try key.withBytes { key in
+                guard let found = try cursor.seek(exactly: key) else { return }
+                let record = found.value
+                table.checkRecord(record, in: file)
+                for column in table.indexedColumns {
+                    let field = table.field(record.baseAddress!, size: record.count, column: column, in: file)
+                    entries.append(dbi: table.indexes[column]!.dbi, value: key) { out in
+                        table.appendIndexKey(field, column: column, to: &out)
+                    }
+                }
+                try cursor.deleteCurrent()
+                changes?.deleted.append(ObjectKey(key))
+            }
+        }
+        try entries.drain { dbi, key, value in _ = try txn.delete(dbi, key: key, value: value) }
     }
 
     // MARK: - Reading
@@ -361,6 +413,29 @@ extension Realm {
         object._recordSize = record.count
         object._generation = generation
         return object
+    }
+
+    /// A managed accessor for the object stored under `key`, made without its record: it reads
+    /// its primary key from `key` and looks the record up on its first read of anything else.
+    /// For objects found in an index, whose records the caller may never read.
+    @inline(__always)
+    func makeObject(_ binding: TableBinding, key: ObjectKey) -> Object {
+        let object = binding.classInfo.type.init()
+        object._realm = self
+        object._isManaged = true
+        object._binding = binding
+        rebind(object, key: key)
+        return object
+    }
+
+    /// Points an existing accessor of the same table at another object, without its record
+    /// (see ``makeObject(_:key:)``).
+    @inline(__always)
+    func rebind(_ object: Object, key: ObjectKey) {
+        object._key = key
+        object._record = nil
+        object._recordSize = 0
+        object._generation = generation
     }
 
     /// Points an existing accessor of the same table at another record.

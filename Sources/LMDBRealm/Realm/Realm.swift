@@ -62,6 +62,8 @@ public final class Realm {
     @exclusivity(unchecked) var lastBinding: TableBinding?
     @exclusivity(unchecked) var recordWriter = RecordWriter()
     @exclusivity(unchecked) var keyScratch: [UInt8] = []
+    /// Where primary keys read from an accessor's key, not its record, are decoded.
+    let keyFieldBuffer = UnsafeKeyFieldBuffer()
     /// Index entries the current write has added but not yet written.
     @exclusivity(unchecked) var pendingIndexEntries = PendingIndexEntries()
     /// What the current write changed, while anything in the process observes the file.
@@ -305,7 +307,9 @@ public final class Realm {
     func checkThread() {
         switch confinement {
         case .thread(let owner):
-            if pthread_equal(owner, pthread_self()) == 0 { wrongThread() }
+            // pthread_t is an integer (Linux) or a pointer (Darwin): compared directly, not
+            // through pthread_equal, a call saved on every property read.
+            if owner != pthread_self() { wrongThread() }
         case .queue(let token):
             if DispatchQueue.getSpecific(key: QueueToken.key) !== token { wrongThread() }
         case .actor(let reference):

@@ -108,17 +108,18 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
 
         init(core: ResultsCore) {
             self.core = core
+            wholeTable = core.isWholeTable
         }
 
-        /// For a filtered or shaped chain: the keys at the start of the walk.
-        private var keys: [ObjectKey]?
-        private var entries: [(key: ObjectKey, record: UnsafeRawBufferPointer)] = []
-        private var entriesGeneration: UInt64 = 0
+        private let wholeTable: Bool
+
+        /// For a filtered or shaped chain: its objects at the start of the walk.
+        private var evaluated: EvaluatedObjects?
 
         public mutating func next() -> Element? {
+            core.realm.checkThread()
+            if !wholeTable { return nextEvaluated() }
             let realm = core.realm
-            realm.checkThread()
-            if !core.isWholeTable { return nextEvaluated() }
             if position == batch.count || batchGeneration != realm.generation {
                 if exhausted && batchGeneration == realm.generation { return nil }
                 refill()
@@ -126,14 +127,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
             }
             let entry = batch[position]
             position += 1
-            let object: Object
-            if recycled != nil, isKnownUniquelyReferenced(&recycled!) {
-                object = recycled!
-                realm.rebind(object, key: entry.key, record: entry.record)
-            } else {
-                object = realm.makeObject(core.binding!, key: entry.key, record: entry.record)
-                recycled = object
-            }
+            let object = accessor(core.binding!, key: entry.key, record: entry.record)
             lastKey = object._key
             return unsafeDowncast(object, to: Element.self)
         }
@@ -141,28 +135,31 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         /// The next object of a filtered or shaped chain, from the objects it held when the walk
         /// began (as Realm's enumeration does); objects deleted since are skipped.
         private mutating func nextEvaluated() -> Element? {
+            if evaluated == nil {
+                // Index walks leave the records to the accessors: a loop that reads only the
+                // primary key (or stops early) never looks them up.
+                let entries = core.evaluate(records: false)
+                guard let binding = core.binding else { return nil }
+                evaluated = EvaluatedObjects(realm: core.realm, binding: binding, entries: entries)
+            }
+            // Lent uncounted: the iterator holds it, and nothing in the step replaces it.
+            let object = Unmanaged.passUnretained(evaluated.unsafelyUnwrapped)._withUnsafeGuaranteedRef { $0.next() }
+            guard let object else { return nil }
+            return unsafeDowncast(object, to: Element.self)
+        }
+
+        /// An accessor for the object `key`: the one returned last, re-pointed, when nothing
+        /// else holds it any more; a new one otherwise.
+        @inline(__always)
+        private mutating func accessor(_ binding: TableBinding, key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer) -> Object {
             let realm = core.realm
-            if keys == nil {
-                entries = core.evaluate()
-                entriesGeneration = realm.generation
-                keys = entries.map(\.key)
+            if recycled != nil, isKnownUniquelyReferenced(&recycled!), recycled!._binding === binding {
+                realm.rebind(recycled!, key: key, record: record)
+                return recycled!
             }
-            guard let binding = core.binding else { return nil }
-            while position < keys!.count {
-                let key = keys![position]
-                let index = position
-                position += 1
-                _ = realm.readTransaction()
-                if entriesGeneration == realm.generation {
-                    return key.withBytes { unsafeDowncast(realm.makeObject(binding, key: $0, record: entries[index].record), to: Element.self) }
-                }
-                let txn = realm.readTransaction()
-                let record = try? key.withBytes { try txn.get(binding.table.database.dbi, key: $0) }
-                if let record = record ?? nil {
-                    return key.withBytes { unsafeDowncast(realm.makeObject(binding, key: $0, record: record), to: Element.self) }
-                }
-            }
-            return nil
+            let object = realm.makeObject(binding, key: key, record: record)
+            recycled = object
+            return object
         }
 
         /// Reads the next batch after `lastKey` from the realm's current version.
@@ -201,6 +198,82 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
             }
             exhausted = batch.count < batchLimit
         }
+    }
+}
+
+/// The objects of a filtered or shaped chain as they stood when an iteration began, handed out
+/// one accessor at a time. A class, so that each step reads its fields without reference
+/// counting (a struct iterator copies its references in and out of every call).
+final class EvaluatedObjects {
+    let realm: Realm
+    let binding: TableBinding
+    /// The objects, with their records when the evaluation read them (else a `nil` base
+    /// address: the accessor looks the record up on first read).
+    let entries: [(key: ObjectKey, record: UnsafeRawBufferPointer)]
+    /// The realm's generation the records belong to.
+    let generation: UInt64
+    @exclusivity(unchecked) private var position = 0
+    /// The accessor returned last, re-pointed at the next object when nothing else holds it.
+    @exclusivity(unchecked) private var recycled: Object?
+
+    init(realm: Realm, binding: TableBinding, entries: [(key: ObjectKey, record: UnsafeRawBufferPointer)]) {
+        self.realm = realm
+        self.binding = binding
+        self.entries = entries
+        self.generation = realm.generation
+    }
+
+    func next() -> Object? {
+        while position < entries.count {
+            let i = position
+            position = i + 1
+            if generation == realm.generation {
+                let record = entries[i].record
+                if record.baseAddress == nil { return accessor(entries[i].key) }
+                return entries[i].key.withBytes { accessor($0, record) }
+            }
+            // The realm changed since the walk began: the record is read again, and an object
+            // deleted since is skipped.
+            let txn = realm.readTransaction()
+            let record: UnsafeRawBufferPointer?
+            do {
+                record = try entries[i].key.withBytes { try txn.get(binding.table.database.dbi, key: $0) }
+            } catch {
+                fatalError("Cannot read '\(binding.table.className)' from '\(realm.file.url.path)': \(error)")
+            }
+            if let record { return entries[i].key.withBytes { accessor($0, record) } }
+        }
+        return nil
+    }
+
+    /// The accessor returned last if nothing else holds it any more, else `nil`.
+    @inline(__always)
+    private func reusable() -> Object? {
+        guard isKnownUniquelyReferenced(&recycled) else { return nil }
+        let object = recycled.unsafelyUnwrapped
+        return object._binding === binding ? object : nil
+    }
+
+    @inline(__always)
+    private func accessor(_ key: UnsafeRawBufferPointer, _ record: UnsafeRawBufferPointer) -> Object {
+        if let object = reusable() {
+            realm.rebind(object, key: key, record: record)
+            return object
+        }
+        let object = realm.makeObject(binding, key: key, record: record)
+        recycled = object
+        return object
+    }
+
+    @inline(__always)
+    private func accessor(_ key: ObjectKey) -> Object {
+        if let object = reusable() {
+            realm.rebind(object, key: key)
+            return object
+        }
+        let object = realm.makeObject(binding, key: key)
+        recycled = object
+        return object
     }
 }
 

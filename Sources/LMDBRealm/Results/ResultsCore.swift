@@ -18,9 +18,11 @@ final class ResultsCore {
     private(set) var binding: TableBinding?
 
     /// The evaluated objects and their records, valid while `entriesGeneration` is the
-    /// realm's generation.
+    /// realm's generation. Unless `entriesHaveRecords`, some records may be left out (a `nil`
+    /// base address).
     private var entries: [(key: ObjectKey, record: UnsafeRawBufferPointer)] = []
     private var entriesGeneration: UInt64 = 0
+    private var entriesHaveRecords = true
     private var keys: [ObjectKey] = []
     private var keysGeneration: UInt64 = 0
 
@@ -128,17 +130,25 @@ final class ResultsCore {
         if rest.count == 1, case .limit(let n) = rest.first! {
             return min(max(n, 0), ResultsCore(realm: realm, info: info, steps: Array(steps.dropLast())).count())
         }
-        return evaluate().count
+        return evaluate(records: false).count
     }
 
     /// Every object of the chain with its record, in order; cached per realm version.
-    func evaluate() -> [(key: ObjectKey, record: UnsafeRawBufferPointer)] {
+    ///
+    /// With `records` false, objects an index walk found may come without their records (a
+    /// `nil` base address), when no step after the walk needs them: for callers that make
+    /// accessors, which look a record up on first read.
+    func evaluate(records: Bool = true) -> [(key: ObjectKey, record: UnsafeRawBufferPointer)] {
         let lock = realm.frozenLock
         lock?.lock()
         defer { lock?.unlock() }
         let txn = realm.queryTransaction()
-        if entriesGeneration == realm.generation { return entries }
+        if entriesGeneration == realm.generation {
+            if records && !entriesHaveRecords { loadRecords(txn) }
+            return entries
+        }
         entries.removeAll(keepingCapacity: true)
+        entriesHaveRecords = true
         defer { entriesGeneration = realm.generation }
         guard let binding = resolveBinding() else { return entries }
         let table = binding.table
@@ -153,10 +163,19 @@ final class ResultsCore {
             remaining = remaining.dropFirst()
         }
         if let n = stopAfter, n <= 0 { return entries }
-        executor.forEach(plan) { key, record in
-            entries.append((ObjectKey(key), record))
-            return stopAfter.map { entries.count < $0 } ?? true
+        // The steps after the walk read records.
+        entriesHaveRecords = records || !remaining.isEmpty
+        // Collected in a local array: appending to the property would check it for exclusive
+        // access every time.
+        var found: [(key: ObjectKey, record: UnsafeRawBufferPointer)] = []
+        swap(&found, &entries)
+        let limit = stopAfter ?? Int.max
+        if let stopAfter { found.reserveCapacity(Swift.min(stopAfter, 4096)) }
+        executor.forEach(plan, records: entriesHaveRecords) { key, record in
+            found.append((ObjectKey(key), record))
+            return found.count < limit
         }
+        swap(&found, &entries)
         // Index paths visit objects in value order; unsorted results are in key order.
         switch plan.access {
         case .indexKeys(_, let keys) where keys.count > 1: sortByKey()
@@ -177,6 +196,25 @@ final class ResultsCore {
             }
         }
         return entries
+    }
+
+    /// Looks up the records an evaluation without them left out.
+    private func loadRecords(_ txn: UnsafeTransaction) {
+        let table = binding!.table
+        for i in entries.indices where entries[i].record.baseAddress == nil {
+            let found: UnsafeRawBufferPointer?
+            do {
+                found = try entries[i].key.withBytes { try txn.get(table.database.dbi, key: $0) }
+            } catch {
+                fatalError("Cannot read '\(table.className)' from '\(realm.file.url.path)': \(error)")
+            }
+            guard let found else {
+                fatalError("The realm at '\(realm.file.url.path)' is damaged: an index of '\(table.className)' names a missing object")
+            }
+            table.checkRecord(found, in: realm.file)
+            entries[i].record = found
+        }
+        entriesHaveRecords = true
     }
 
     private func sortByKey() {

@@ -21,6 +21,8 @@ final class Table: @unchecked Sendable {
     let columnCount: Int
     /// The stored column of the primary key, if the class has one.
     let primaryKeyColumn: Int?
+    /// The kind of the primary key, if the class has one.
+    let primaryKeyType: PropertyType?
     /// The secondary indexes: for each indexed stored column, its `duplicateSort` database
     /// mapping index keys to object keys.
     let indexes: [Int: Database]
@@ -37,6 +39,7 @@ final class Table: @unchecked Sendable {
         _ = fixedSizes.initialize(from: schema.properties.map { Int32($0.type.fixedSize ?? 0) })
         self.columnCount = schema.properties.count
         self.primaryKeyColumn = schema.properties.firstIndex { $0.isPrimary }
+        self.primaryKeyType = primaryKeyColumn.map { schema.properties[$0].type }
     }
 
     deinit {
@@ -86,6 +89,9 @@ final class TableBinding: @unchecked Sendable {
     let columnMap: UnsafeMutableBufferPointer<Int32>
     /// Whether declared and stored order agree.
     let isIdentity: Bool
+    /// The table's primary-key column and kind, kept here too for property reads.
+    let primaryKeyColumn: Int?
+    let primaryKeyType: PropertyType?
 
     /// Binds `classInfo` to `table`, or returns the differences that forbid it.
     init(table: Table, classInfo: ClassInfo) throws(SchemaMismatch) {
@@ -98,6 +104,8 @@ final class TableBinding: @unchecked Sendable {
         columnMap = .allocate(capacity: map.count)
         _ = columnMap.initialize(from: map)
         isIdentity = map == map.indices.map { Int32($0) }
+        primaryKeyColumn = table.primaryKeyColumn
+        primaryKeyType = table.primaryKeyType
     }
 
     deinit {

@@ -36,6 +36,16 @@ import Testing
         expectCrash("Realm accessed from incorrect thread.", result)
     }
 
+    @Test func deletingResultsOfAnotherRealmStops() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let (a, _) = try CrashTests.freshRealm()
+            let (b, _) = try CrashTests.freshRealm()
+            try a.write { try a.add(Article(id: "x")) }
+            try b.write { b.delete(a.objects(Article.self)) }
+        }
+        expectCrash("Can only delete objects from the Realm they belong to.", result)
+    }
+
     @Test func readingAnObjectFromAnotherThreadStops() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let (realm, _) = try CrashTests.freshRealm()

@@ -1,0 +1,111 @@
+import Foundation
+import LMDBRealm
+
+let profileMapSize = 4 << 30
+
+/// The operations `--profile` repeats.
+enum ProfiledOperation: String, CaseIterable {
+    case insert, scan, get, top100, delete, construct
+
+    var summary: String {
+        switch self {
+        case .insert: "insert_bulk on a fresh file each round"
+        case .scan: "scan_all over one loaded file"
+        case .get: "get_by_id over one loaded file"
+        case .top100: "top100_by_date over one loaded file, repeated for a second per round"
+        case .delete: "delete_all, the file loaded again before each round (the load is not timed)"
+        case .construct: "creating and filling N unmanaged Articles, no realm"
+        }
+    }
+}
+
+/// A profiling aid: one operation of the LMDBRealm engine, repeated in this process with
+/// nothing else running, so that `perf record -g` or callgrind sees only it. The file's map is
+/// 4 GiB here, small enough for valgrind.
+///
+///     swift run -c release --package-path Benchmarks LMDBRealmBenchmarks --profile top100 [--n N] [--rounds R]
+///     perf record -g Benchmarks/.build/release/LMDBRealmBenchmarks --profile scan
+///     valgrind --tool=callgrind --toggle-collect='*measured*' \
+///         Benchmarks/.build/release/LMDBRealmBenchmarks --profile get --n 20000 --rounds 1
+@MainActor func runProfile(_ op: ProfiledOperation, settings: Settings) throws {
+    let n = settings.n
+    let rounds = settings.rounds ?? 5
+    let rows = makeRows(1...Int64(n))
+    let lookups = makeLookups(n)
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lmdbrealm-profile-\(getpid())")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    log("profile \(op.rawValue): \(op.summary); N = \(n), \(rounds) rounds")
+
+    /// A fresh file with the N rows, in a directory of its own.
+    func loaded(_ round: Int) throws -> RealmEngine {
+        let sub = directory.appendingPathComponent("round-\(round)")
+        try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
+        let engine = try RealmEngine(directory: sub, maximumFileSize: profileMapSize)
+        try engine.insertBulk(rows)
+        return engine
+    }
+
+    var rates: [Double] = []
+    var check = 0
+    switch op {
+    case .insert:
+        for round in 0..<rounds {
+            let sub = directory.appendingPathComponent("round-\(round)")
+            try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
+            let engine = try RealmEngine(directory: sub, maximumFileSize: profileMapSize)
+            let (s, _) = try timed { try measured { try engine.insertBulk(rows) } }
+            rates.append(Double(n) / s)
+            check &+= try engine.count()
+        }
+    case .scan, .get, .top100:
+        let engine = try loaded(0)
+        for _ in 0..<rounds {
+            switch op {
+            case .scan:
+                let (s, sum) = try timed { try measured { try engine.scanAll() } }
+                rates.append(Double(n) / s)
+                check &+= sum
+            case .get:
+                let (s, sum) = try timed { try measured { try engine.get(lookups) } }
+                rates.append(Double(lookups.count) / s)
+                check &+= sum
+            default:
+                var runs = 0
+                let start = now()
+                repeat {
+                    check &+= try measured { try engine.top100() }
+                    runs += 1
+                } while now() - start < 1_000_000_000
+                rates.append(Double(runs) / (Double(now() - start) / 1e9))
+            }
+        }
+    case .delete:
+        for round in 0..<rounds {
+            let engine = try loaded(round)
+            let (s, _) = try timed { try measured { try engine.deleteAll() } }
+            rates.append(Double(n) / s)
+            check &+= try engine.count()
+        }
+    case .construct:
+        for _ in 0..<rounds {
+            var keep: [Article] = []
+            keep.reserveCapacity(rows.count)
+            let (s, _) = measured {
+                timed { for row in rows { keep.append(RealmEngine.article(row)) } }
+            }
+            rates.append(Double(n) / s)
+            check &+= keep.count
+        }
+    }
+    let unit = op == .top100 ? "queries/s" : (op == .get ? "lookups/s" : "objects/s")
+    print(String(format: "%@ %.0f %@ (median of %d rounds; min %.0f, max %.0f; check %d)",
+                 op.rawValue, median(rates), unit, rates.count, rates.min()!, rates.max()!, check))
+}
+
+/// Runs `body`: a frame of its own, never inlined, that a profiler can select (callgrind's
+/// `--toggle-collect='*measured*'` counts only the operation, not the loading around it).
+@inline(never)
+func measured<R>(_ body: () throws -> R) rethrows -> R {
+    try body()
+}
