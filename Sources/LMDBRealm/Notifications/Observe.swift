@@ -327,7 +327,9 @@ extension Results {
                 continuation.yield(.update(results.freeze(), deletions: deletions, insertions: insertions, modifications: modifications))
             case .error(let error):
                 continuation.yield(.error(error))
-                continuation.finish()
+                // Finished from a block of its own, once the delivery that yielded the last
+                // change has returned: ending the stream releases the realm on this queue.
+                queue.async { continuation.finish() }
             }
         }
         continuation.onTermination = { _ in token.invalidate() }
@@ -353,10 +355,14 @@ extension _ObjectBehaviors where Self: Object {
                 continuation.yield(.change(FrozenObject(object), properties))
             case .deleted:
                 continuation.yield(.deleted)
-                continuation.finish()
+                // Finished from a block of its own, once the delivery that yielded the last
+                // change has returned: ending the stream releases the realm on this queue.
+                queue.async { continuation.finish() }
             case .error(let error):
                 continuation.yield(.error(error))
-                continuation.finish()
+                // Finished from a block of its own, once the delivery that yielded the last
+                // change has returned: ending the stream releases the realm on this queue.
+                queue.async { continuation.finish() }
             }
         }
         continuation.onTermination = { _ in token.invalidate() }

@@ -185,3 +185,93 @@ import Testing
         }
     }
 }
+
+/// Misuse of frozen data and references stops the process with Realm's message.
+@Suite struct HandOverCrashTests {
+    func expectCrash(_ message: String, _ result: ExitTest.Result?) {
+        let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(stderr.contains(message), "stderr was: \(stderr)")
+    }
+
+    @Test func writingAFrozenObjectStops() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let (realm, _) = try CrashTests.freshRealm()
+            try realm.write { try realm.add(Article(id: "a")) }
+            let frozen = realm.object(ofType: Article.self, forPrimaryKey: "a")!.freeze()
+            frozen.wordCount = 3
+        }
+        expectCrash("Attempting to modify a frozen object - call thaw on the Object instance first.", result)
+    }
+
+    @Test func writingToAFrozenRealmStops() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let (realm, _) = try CrashTests.freshRealm()
+            let frozen = realm.freeze()
+            try frozen.write { try frozen.add(Article(id: "a")) }
+        }
+        expectCrash("Can't perform transactions on a frozen Realm", result)
+    }
+
+    @Test func resolvingAReferenceTwiceStops() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let (realm, _) = try CrashTests.freshRealm()
+            try realm.write { try realm.add(Article(id: "a")) }
+            let reference = ThreadSafeReference(to: realm.object(ofType: Article.self, forPrimaryKey: "a")!)
+            _ = realm.resolve(reference)
+            _ = realm.resolve(reference)
+        }
+        expectCrash("Can only resolve a thread safe reference once.", result)
+    }
+
+    @Test func observingInsideAWriteStops() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let (realm, _) = try CrashTests.freshRealm()
+            try realm.write { _ = realm.objects(Article.self).observe { _ in } }
+        }
+        expectCrash("Cannot register notification blocks from within write transactions.", result)
+    }
+
+    @Test func observingAnUnknownPropertyStops() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let (realm, _) = try CrashTests.freshRealm()
+            _ = realm.objects(Article.self).observe(keyPaths: ["wordCont"]) { _ in }
+        }
+        expectCrash("Property 'wordCont' not found in object of type 'Article'", result)
+    }
+}
+
+@Suite struct ObjectStreamTests {
+    @Test func anObjectsChangesArriveFrozenAndEndWithItsDeletion() async throws {
+        try await withTemporaryDirectory { dir in
+            let config = makeConfiguration(dir, types: [Article.self])
+            try onOtherThread {
+                let realm = try Realm(configuration: config)
+                try realm.write { try realm.add(Article(id: "a", wordCount: 1)) }
+            }
+            let reference = try onOtherThread { () -> ThreadSafeReference<Article> in
+                ThreadSafeReference(to: try Realm(configuration: config).object(ofType: Article.self, forPrimaryKey: "a")!)
+            }
+            let stream = try Realm(configuration: config).resolve(reference)!.changes(keyPaths: ["wordCount"])
+            let writer = Task.detached {
+                try onOtherThread {
+                    let realm = try Realm(configuration: config)
+                    let a = realm.object(ofType: Article.self, forPrimaryKey: "a")!
+                    try realm.write { a.url = "not observed" }
+                    try realm.write { a.wordCount = 2 }
+                    try realm.write { realm.delete(a) }
+                }
+            }
+            var seen: [String] = []
+            for await change in stream {
+                switch change {
+                case .change(let frozen, let properties):
+                    seen.append("\(frozen.id) \(properties.map { "\($0.name) \($0.oldValue as? Int ?? -1)→\($0.newValue as? Int ?? -1)" })")
+                case .deleted: seen.append("deleted")
+                case .error(let error): seen.append("error \(error)")
+                }
+            }
+            try await writer.value
+            #expect(seen == ["a [\"wordCount 1→2\"]", "deleted"])
+        }
+    }
+}
