@@ -4,7 +4,7 @@
 
 SWIFT ?= swift
 
-.PHONY: run test deps build bench-objects bench bench-quick clean
+.PHONY: run test deps build bench bench-quick clean
 
 # liblmdb-dev (headers and library) and pkg-config, from Debian's packages.
 deps:
@@ -30,12 +30,10 @@ test: deps
 	$(SWIFT) test
 	$(MAKE) bench-quick
 
-# The object layer's hot paths at 100,000 objects, against the raw LMDBKit floor.
-bench-objects: deps
-	$(SWIFT) run -c release LMDBRealmBench
-
 # The suite against SQLite (C API and GRDB) and the raw LMDBKit floor, N = 100,000: writes
 # Benchmarks/results/latest.json, latest.md and latest.svg. A package of its own (Benchmarks/).
+# For a profiler, `--profile insert|scan|get|top100|delete|construct` repeats one operation of
+# the LMDBRealm engine alone in one process (see Benchmarks/Sources/LMDBRealmBenchmarks/Profile.swift).
 bench: deps
 	$(SWIFT) run -c release --package-path Benchmarks LMDBRealmBenchmarks
 
