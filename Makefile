@@ -4,7 +4,7 @@
 
 SWIFT ?= swift
 
-.PHONY: run test test-thread-sanitizer deps build bench-objects bench bench-quick clean
+.PHONY: run test test-thread-sanitizer deps build bench bench-quick clean
 
 # liblmdb-dev (headers and library) and pkg-config, from Debian's packages.
 deps:
@@ -39,12 +39,10 @@ test-thread-sanitizer: deps
 	TSAN_OPTIONS="halt_on_error=1 exitcode=66" $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan \
 		--filter '$(THREAD_SANITIZED_TESTS)'
 
-# The object layer's hot paths at 100,000 objects, against the raw LMDBKit floor.
-bench-objects: deps
-	$(SWIFT) run -c release LMDBRealmBench
-
 # The suite against SQLite (C API and GRDB) and the raw LMDBKit floor, N = 100,000: writes
 # Benchmarks/results/latest.json, latest.md and latest.svg. A package of its own (Benchmarks/).
+# For a profiler, `--profile insert|scan|get|top100|delete|construct` repeats one operation of
+# the LMDBRealm engine alone in one process (see Benchmarks/Sources/LMDBRealmBenchmarks/Profile.swift).
 bench: deps
 	$(SWIFT) run -c release --package-path Benchmarks LMDBRealmBenchmarks
 

@@ -53,12 +53,6 @@ let package = Package(
             path: "Examples/ArticleCache/Sources/ArticleCache",
             swiftSettings: strict
         ),
-        .executableTarget(
-            name: "LMDBRealmBench",
-            dependencies: ["LMDBRealm", "LMDBKit"],
-            path: "Examples/Bench",
-            swiftSettings: strict
-        ),
         // A separate process for the tests that must cross a process boundary.
         .executableTarget(
             name: "RealmTestHelper",

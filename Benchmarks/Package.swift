@@ -4,6 +4,8 @@
 //
 //     make bench          # swift run -c release --package-path Benchmarks LMDBRealmBenchmarks
 //     make bench-quick    # the same with --quick (N = 10,000, 3 rounds)
+//     swift run -c release --package-path Benchmarks LMDBRealmBenchmarks --profile scan
+//                         # one LMDBRealm operation repeated in-process, for perf or callgrind
 import PackageDescription
 
 let package = Package(

@@ -215,8 +215,10 @@ struct Report {
         out += """
 
             Notes: SQLite and GRDB update with one `UPDATE … SET wordCount = wordCount + 1` and delete \
-            with one `DELETE FROM article`; LMDBRealm walks its objects (`for a in objects { a.wordCount += 1 }`, \
-            `realm.delete(objects)`); LMDBKit rewrites each record and empties its databases (`mdb_drop`). \
+            with one `DELETE FROM article`; LMDBRealm walks its objects to update them \
+            (`for a in objects { a.wordCount += 1 }`) and deletes the whole class at once \
+            (`realm.delete(realm.objects(Article.self))`, which empties its table and indexes); LMDBKit \
+            rewrites each record and empties its databases (`mdb_drop`). \
             SQLite's file size is measured after a WAL checkpoint. SQLite and GRDB run with a 1 GiB \
             page cache (`PRAGMA cache_size=-1048576`), which holds the whole file as LMDB's memory map does.
 

@@ -36,6 +36,25 @@ enum KeyEncoding {
         }
     }
 
+    /// Lends the key form of a record field of kind `type` to `body`: an int's nine bytes
+    /// from the stack (the usual primary key, looked up once per `object(ofType:forPrimaryKey:)`),
+    /// any other from an array. The bytes must not be used outside `body`.
+    @inline(__always)
+    static func withKey<R>(_ field: UnsafeRawBufferPointer?, type: PropertyType, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        if type == .int, let field, field.count == 8 {
+            let v = UInt64(littleEndian: field.loadUnaligned(as: UInt64.self)) ^ (1 << 63)
+            var key: (UInt64, UInt64) = (0, 0)
+            return try withUnsafeMutableBytes(of: &key) { buffer in
+                buffer.storeBytes(of: valueTag, as: UInt8.self)
+                buffer.storeBytes(of: v.bigEndian, toByteOffset: 1, as: UInt64.self)
+                return try body(UnsafeRawBufferPointer(rebasing: buffer[..<9]))
+            }
+        }
+        var key: [UInt8] = []
+        append(field, type: type, to: &key)
+        return try key.withUnsafeBytes(body)
+    }
+
     /// The key for an auto-assigned object key (classes without a primary key).
     @inline(__always)
     static func appendBigEndian(_ v: UInt64, to out: inout [UInt8]) {

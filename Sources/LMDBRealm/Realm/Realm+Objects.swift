@@ -355,38 +355,37 @@ extension Realm {
     private func lookUp<Element: Object>(_ type: Element.Type, key: some _Persistable, keyType: any _Persistable.Type) -> Element? {
         checkThread()
         guard let binding = bindingForReading(type) else { return nil }
-        let info = binding.classInfo
-        guard let pk = info.primaryKeyColumn else {
-            fatalError("'\(info.schema.className)' does not have a primary key")
+        guard let keyKind = binding.primaryKeyType else {
+            fatalError("'\(binding.classInfo.schema.className)' does not have a primary key")
         }
-        let property = info.schema.properties[pk]
-        require(
-            keyType._rlmType == property.type,
-            "Invalid value '\(key)' of type '\(keyType)' for '\(info.schema.className)' primary key '\(property.name)' of type '\(property.type.rawValue)'")
-        let lock = frozenLock
-        lock?.lock()
-        defer { lock?.unlock() }
-        keyScratch.removeAll(keepingCapacity: true)
-        key._rlmWithBytes { KeyEncoding.append($0, type: property.type, to: &keyScratch) }
-        return lookUp(binding, as: Element.self)
+        if keyType._rlmType != keyKind {
+            let info = binding.classInfo
+            let property = info.schema.properties[info.primaryKeyColumn!]
+            require(
+                false,
+                "Invalid value '\(key)' of type '\(keyType)' for '\(info.schema.className)' primary key '\(property.name)' of type '\(property.type.rawValue)'")
+        }
+        // The closures return an Object, not an Element: a result of a type only known at run
+        // time would be looked up (its metadata) on every call.
+        let object: Object? = key._rlmWithBytes { field in
+            KeyEncoding.withKey(field, type: keyKind) { lookUp(binding, key: $0) }
+        }
+        guard let object else { return nil }
+        return unsafeDowncast(object, to: Element.self)
     }
 
-    /// The object stored under the key in `keyScratch`, or `nil`.
-    private func lookUp<Element: Object>(_ binding: TableBinding, as: Element.Type) -> Element? {
-        // A frozen realm is read from many threads; `keyScratch` is shared.
-        let lock = frozenLock
-        lock?.lock()
-        defer { lock?.unlock() }
-        guard keyScratch.count <= file.environment.maxKeySize else { return nil }
+    /// The object stored under `key`, or `nil`.
+    private func lookUp(_ binding: TableBinding, key: UnsafeRawBufferPointer) -> Object? {
+        guard key.count <= file.environment.maxKeySize else { return nil }
         let txn = readTransaction()
         let found: UnsafeRawBufferPointer?
         do {
-            found = try keyScratch.withUnsafeBytes { try txn.get(binding.table.database.dbi, key: $0) }
+            found = try txn.get(binding.table.database.dbi, key: key)
         } catch {
             fatalError("Cannot read '\(binding.table.className)' from '\(file.url.path)': \(error)")
         }
         guard let found else { return nil }
-        return keyScratch.withUnsafeBytes { unsafeDowncast(makeObject(binding, key: $0, record: found), to: Element.self) }
+        return makeObject(binding, key: key, record: found)
     }
 
     /// The binding of a class for reading, or `nil` if the file has no such class yet.

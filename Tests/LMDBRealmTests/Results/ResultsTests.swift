@@ -56,6 +56,26 @@ import Testing
         }
     }
 
+    @Test func accessorsHeldFromALoopAreNeverRePointed() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: makeConfiguration(dir))
+            try realm.write { for i in 0..<1200 { try realm.add(IntKeyed.make(i)) } }
+            // Every third accessor kept: the loop re-points only those nothing holds.
+            for results in [realm.objects(IntKeyed.self), realm.objects(IntKeyed.self).where { $0.id >= 0 }] {
+                var kept: [IntKeyed] = []
+                var seen: [Int] = []
+                for o in results {
+                    seen.append(o.id)
+                    if o.id % 3 == 0 { kept.append(o) }
+                }
+                #expect(seen == Array(0..<1200))
+                #expect(kept.map(\.id) == Array(stride(from: 0, to: 1200, by: 3)))
+                #expect(kept.map(\.name) == stride(from: 0, to: 1200, by: 3).map { "n\($0)" })
+                #expect(Set(kept.map { ObjectIdentifier($0) }).count == kept.count)
+            }
+        }
+    }
+
     @Test func anUnknownClassHasEmptyResults() throws {
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: makeConfiguration(dir))

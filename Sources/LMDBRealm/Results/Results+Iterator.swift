@@ -1,0 +1,173 @@
+import Foundation
+internal import LMDBKit
+
+/// The two accessors a walk re-points in turn. Each step tries the one returned two steps
+/// before: the optimiser may release a loop's variable only after the next call to `next()`,
+/// so the one returned last can still be held then, but not the one before it.
+struct RecycledAccessors {
+    private var current: Object?
+    private var other: Object?
+
+    /// An accessor of `binding` that nothing else holds, to re-point, or `nil`.
+    @inline(__always)
+    mutating func reusable(_ binding: TableBinding) -> Object? {
+        swap(&current, &other)
+        guard isKnownUniquelyReferenced(&current) else { return nil }
+        let object = current.unsafelyUnwrapped
+        return object._binding === binding ? object : nil
+    }
+
+    /// Keeps a new accessor for reuse.
+    @inline(__always)
+    mutating func keep(_ object: Object) {
+        current = object
+    }
+}
+
+/// A walk over a whole table: a batch of records at a time from the realm's current version,
+/// resumed after the last key handed out when the realm changes under it.
+final class TableWalk {
+    let core: ResultsCore
+    let realm: Realm
+    @exclusivity(unchecked) private var batch = ContiguousArray<(key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer)>()
+    @exclusivity(unchecked) private var position = 0
+    @exclusivity(unchecked) private var batchGeneration: UInt64 = 0
+    @exclusivity(unchecked) private var lastKey: ObjectKey?
+    @exclusivity(unchecked) private var exhausted = false
+    @exclusivity(unchecked) private var binding: TableBinding?
+    @exclusivity(unchecked) private var accessors = RecycledAccessors()
+
+    static var batchSize: Int { 512 }
+    /// How many records the next refill reads: the full batch, or fewer while each batch is
+    /// abandoned early (a loop that writes invalidates it at every step).
+    @exclusivity(unchecked) private var batchLimit = TableWalk.batchSize
+
+    init(core: ResultsCore) {
+        self.core = core
+        self.realm = core.realm
+    }
+
+    func next() -> Object? {
+        if position == batch.count || batchGeneration != realm.generation {
+            if exhausted && batchGeneration == realm.generation { return nil }
+            refill()
+            if batch.isEmpty { return nil }
+        }
+        let entry = batch[position]
+        position += 1
+        let binding = binding.unsafelyUnwrapped
+        let object: Object
+        if let reused = accessors.reusable(binding) {
+            realm.rebind(reused, key: entry.key, record: entry.record)
+            object = reused
+        } else {
+            object = realm.makeObject(binding, key: entry.key, record: entry.record)
+            accessors.keep(object)
+        }
+        lastKey = object._key
+        return object
+    }
+
+    /// Reads the next batch after `lastKey` from the realm's current version.
+    private func refill() {
+        // A batch given up before its end (the realm changed under it) was mostly wasted:
+        // read fewer next time; a batch used up earns back the full size.
+        batchLimit = position < batch.count ? Swift.max(4, position * 2) : Swift.min(Self.batchSize, batchLimit * 2)
+        batch.removeAll(keepingCapacity: true)
+        position = 0
+        guard let binding = core.resolveBinding() else {
+            exhausted = true
+            return
+        }
+        self.binding = binding
+        let txn = realm.readTransaction()
+        batchGeneration = realm.generation
+        do {
+            let cursor = try Cursor(transaction: txn, dbi: binding.table.database.dbi)
+            var entry: Cursor.Entry?
+            if let lastKey {
+                entry = try lastKey.withBytes { key in
+                    let found = try cursor.seek(atLeast: key)
+                    if let found, found.key.elementsEqual(key) { return try cursor.next() }
+                    return found
+                }
+            } else {
+                entry = try cursor.first()
+            }
+            while let e = entry {
+                batch.append((e.key, e.value))
+                if batch.count == batchLimit { break }
+                entry = try cursor.next()
+            }
+        } catch {
+            fatalError("Cannot read '\(binding.table.className)' from '\(realm.file.url.path)': \(error)")
+        }
+        exhausted = batch.count < batchLimit
+    }
+}
+
+/// The objects of a filtered or shaped chain as they stood when an iteration began (as Realm's
+/// enumeration does); objects deleted since are skipped.
+final class EvaluatedObjects {
+    let realm: Realm
+    let binding: TableBinding
+    /// The objects, with their records when the evaluation read them (else a `nil` base
+    /// address: the accessor looks the record up on first read).
+    let entries: [(key: ObjectKey, record: UnsafeRawBufferPointer)]
+    /// The realm's generation the records belong to.
+    let generation: UInt64
+    @exclusivity(unchecked) private var position = 0
+    @exclusivity(unchecked) private var accessors = RecycledAccessors()
+
+    init(realm: Realm, binding: TableBinding, entries: [(key: ObjectKey, record: UnsafeRawBufferPointer)]) {
+        self.realm = realm
+        self.binding = binding
+        self.entries = entries
+        self.generation = realm.generation
+    }
+
+    func next() -> Object? {
+        while position < entries.count {
+            let i = position
+            position = i + 1
+            if generation == realm.generation {
+                let record = entries[i].record
+                if record.baseAddress == nil { return accessor(entries[i].key) }
+                return entries[i].key.withBytes { accessor($0, record) }
+            }
+            // The realm changed since the walk began: the record is read again, and an object
+            // deleted since is skipped.
+            let txn = realm.readTransaction()
+            let record: UnsafeRawBufferPointer?
+            do {
+                record = try entries[i].key.withBytes { try txn.get(binding.table.database.dbi, key: $0) }
+            } catch {
+                fatalError("Cannot read '\(binding.table.className)' from '\(realm.file.url.path)': \(error)")
+            }
+            if let record { return entries[i].key.withBytes { accessor($0, record) } }
+        }
+        return nil
+    }
+
+    @inline(__always)
+    private func accessor(_ key: UnsafeRawBufferPointer, _ record: UnsafeRawBufferPointer) -> Object {
+        if let object = accessors.reusable(binding) {
+            realm.rebind(object, key: key, record: record)
+            return object
+        }
+        let object = realm.makeObject(binding, key: key, record: record)
+        accessors.keep(object)
+        return object
+    }
+
+    @inline(__always)
+    private func accessor(_ key: ObjectKey) -> Object {
+        if let object = accessors.reusable(binding) {
+            realm.rebind(object, key: key)
+            return object
+        }
+        let object = realm.makeObject(binding, key: key)
+        accessors.keep(object)
+        return object
+    }
+}
