@@ -28,7 +28,7 @@ import TestSupport
 
     private static let search = ArticleSearch(
         query: "basketball", beginDate: ArticleSearch.parseDay("20150701"),
-        endDate: ArticleSearch.parseDay("20150707"), apiKey: "test-key", timeout: 5)
+        endDate: ArticleSearch.parseDay("20150707"), apiKey: "test-key", timeout: 30)
 
     @Test func requestCarriesPathAndQueryItems() async throws {
         try await withTemporaryDirectory { dir in

@@ -255,7 +255,11 @@ extension _ObjectBehaviors where Self: Object {
         guard let realm = _realm else { fatalError("Only objects which are managed by a Realm support change notifications") }
         realm.checkThread()
         require(!isInvalidated, "Object has been deleted or invalidated.")
-        let handover = ObjectHandover(configuration: realm.configuration, info: ClassInfo.of(Self.self), key: _key)
+        // Changes are reported from the version the object is read at now, however late the
+        // queue's realm opens.
+        let handover = ObjectHandover(
+            configuration: realm.configuration, info: ClassInfo.of(Self.self), key: _key,
+            baseline: realm.isInWriteTransactionUnchecked ? nil : realm.currentSnapshot())
         let token = NotificationToken()
         let holder = RealmHolder()
         queue.async { [weak token] in
@@ -265,7 +269,9 @@ extension _ObjectBehaviors where Self: Object {
                 local.prepareToObserve(keyPaths: keyPaths, of: handover.info)
                 holder.realm = local
                 local.addNotifier(
-                    ObjectObserver<Self>(token: token, info: handover.info, key: handover.key, keyPaths: keyPaths, callback: block))
+                    ObjectObserver<Self>(
+                        token: token, info: handover.info, key: handover.key, keyPaths: keyPaths, baseline: handover.baseline,
+                        callback: block))
                 local.deliverNotifications()
             } catch {
                 block(.error(error))
@@ -281,6 +287,8 @@ struct ObjectHandover: Sendable {
     let configuration: Realm.Configuration
     let info: ClassInfo
     let key: ObjectKey
+    /// The version changes are reported from, pinned until the observation starts.
+    let baseline: Snapshot?
 }
 
 extension ClassInfo {

@@ -327,12 +327,18 @@ final class ObjectObserver<T: Object>: NotificationObserver {
     let keyPaths: [String]?
     let callback: (ObjectChange<T>) -> Void
 
-    init(token: NotificationToken, info: ClassInfo, key: ObjectKey, keyPaths: [String]?, callback: @escaping (ObjectChange<T>) -> Void) {
+    /// With a `baseline`, changes are reported from that version on (the version an
+    /// observation from another queue was asked for at).
+    init(
+        token: NotificationToken, info: ClassInfo, key: ObjectKey, keyPaths: [String]?, baseline: Snapshot? = nil,
+        callback: @escaping (ObjectChange<T>) -> Void
+    ) {
         self.info = info
         self.key = key
         self.keyPaths = keyPaths
         self.callback = callback
-        super.init(token: token, needsInitial: true)
+        super.init(token: token, needsInitial: baseline == nil)
+        self.baseline = baseline
     }
 
     override func deliverInitial(_ realm: Realm, at current: Snapshot) {

@@ -252,25 +252,29 @@ import Testing
                 ThreadSafeReference(to: try Realm(configuration: config).object(ofType: Article.self, forPrimaryKey: "a")!)
             }
             let stream = try Realm(configuration: config).resolve(reference)!.changes(keyPaths: ["wordCount"])
-            let writer = Task.detached {
-                try onOtherThread {
-                    let realm = try Realm(configuration: config)
-                    let a = realm.object(ofType: Article.self, forPrimaryKey: "a")!
-                    try realm.write { a.url = "not observed" }
-                    try realm.write { a.wordCount = 2 }
-                    try realm.write { realm.delete(a) }
-                }
+            // Changes count from the version the object was read at, however late the stream's
+            // realm opens.
+            try onOtherThread {
+                let realm = try Realm(configuration: config)
+                let a = realm.object(ofType: Article.self, forPrimaryKey: "a")!
+                try realm.write { a.url = "not observed" }
+                try realm.write { a.wordCount = 2 }
             }
             var seen: [String] = []
             for await change in stream {
                 switch change {
                 case .change(let frozen, let properties):
                     seen.append("\(frozen.id) \(properties.map { "\($0.name) \($0.oldValue as? Int ?? -1)→\($0.newValue as? Int ?? -1)" })")
+                    // Deleted only once the change was seen: a deletion coalesced with it would
+                    // be reported alone.
+                    try onOtherThread {
+                        let realm = try Realm(configuration: config)
+                        try realm.write { realm.delete(realm.object(ofType: Article.self, forPrimaryKey: "a")!) }
+                    }
                 case .deleted: seen.append("deleted")
                 case .error(let error): seen.append("error \(error)")
                 }
             }
-            try await writer.value
             #expect(seen == ["a [\"wordCount 1→2\"]", "deleted"])
         }
     }
