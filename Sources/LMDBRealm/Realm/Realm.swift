@@ -498,7 +498,8 @@ public final class Realm {
     /// (a class added, an index built or dropped) since they were made.
     private func syncCatalog(_ txn: UnsafeTransaction) {
         let version = (try? file.catalogVersion(in: txn)) ?? 0
-        file.noteCatalogVersion(version)
+        // A frozen realm may read an older catalog: it leaves the file's shared one alone.
+        if !isFrozen { file.noteCatalogVersion(version) }
         if bindingsVersion != version {
             bindings.removeAll()
             lastBinding = nil
@@ -800,17 +801,20 @@ public final class Realm {
     /// The table of `className`: known to the file, created by this write, or found in the
     /// catalog (added by another handle or process since the file was loaded).
     private func discoverTable(named className: String) throws -> Table? {
-        if let table = pendingTables[className] ?? file.table(named: className) { return table }
+        // A frozen realm uses the file's tables only while they describe its own catalog
+        // version, and keeps those it finds otherwise to itself.
+        let shared = !isFrozen || file.catalogVersionKnown == bindingsVersion
+        if let table = pendingTables[className] ?? (shared ? file.table(named: className) : nil) { return table }
         let inWrite = writeTransaction != nil
         do {
-            let table = try file.findTable(named: className, in: readTransaction()) { name in
+            let table = try file.findTable(named: className, in: readTransaction(), useShared: shared) { name in
                 // Inside a write the handle must be opened by the write itself: another
                 // transaction of this thread would be handed the same database slot.
                 if inWrite { return try writeTransaction?.openDatabase(named: name) ?? nil }
                 return try file.environment.database(named: name)
             }
             if let table {
-                if inWrite { pendingTables[className] = table } else { file.publish(table) }
+                if inWrite || !shared { pendingTables[className] = table } else if !isFrozen { file.publish(table) }
             }
             return table
         } catch let error as LMDBError {

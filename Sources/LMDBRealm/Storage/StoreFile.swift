@@ -216,6 +216,9 @@ final class StoreFile: @unchecked Sendable {
         }
     }
 
+    /// The catalog version the shared tables describe.
+    var catalogVersionKnown: UInt64 { lock.withLock { knownCatalogVersion } }
+
     /// Makes a table created by a committed write visible to every handle.
     func publish(_ table: Table) {
         lock.withLock { tables[table.className] = table }
@@ -225,9 +228,9 @@ final class StoreFile: @unchecked Sendable {
     /// added it since this file was loaded) and opens its table with `openDatabase`. The
     /// caller publishes it (see ``publish(_:)``) once its database handle is shared.
     func findTable(
-        named className: String, in txn: UnsafeTransaction, openDatabase: (String) throws -> Database?
+        named className: String, in txn: UnsafeTransaction, useShared: Bool = true, openDatabase: (String) throws -> Database?
     ) throws -> Table? {
-        if let table = table(named: className) { return table }
+        if useShared, let table = table(named: className) { return table }
         let found = try Array(className.utf8).withUnsafeBytes { try txn.get(catalog.dbi, key: $0) }
         guard let found else { return nil }
         let schema = try StoreFile.decodeSchema(found, name: className, url: url)

@@ -216,4 +216,24 @@ final class ArticleReindexed: Object {
             #expect(realm.indexProblems() == [])
         }
     }
+
+    @Test func aFrozenRealmOfTheOldCatalogDoesNotLeakOldTablesToLiveHandles() throws {
+        try withTemporaryDirectory { dir in
+            let before = try Realm(configuration: makeConfiguration(dir, types: [Article.self]))
+            try loadArticles(before)
+            let frozen = before.freeze()
+            // Another handle moves the index from section to wordCount.
+            let realm = try Realm(configuration: makeConfiguration(dir, types: [ArticleReindexed.self]))
+            // The frozen realm, on the old catalog, reads the class after the change...
+            #expect(frozen.objects(Article.self).where { $0.section == "Sports" }.count == 40)
+            #expect(frozen.objects(Article.self).where { $0.section == "Sports" }.explain().hasPrefix("index equality on Article.section"))
+            // ...and live handles still maintain the new index.
+            let live = try Realm(configuration: makeConfiguration(dir, types: [ArticleReindexed.self]))
+            try live.write { live.objects(ArticleReindexed.self).first!.wordCount = 54321 }
+            #expect(live.indexProblems() == [])
+            #expect(live.objects(ArticleReindexed.self).where { $0.wordCount == 54321 }.count == 1)
+            realm.refresh()
+            #expect(realm.indexProblems() == [])
+        }
+    }
 }
