@@ -20,20 +20,9 @@ actor GroupWriter {
 
     func write(_ rows: ArraySlice<Row>) async throws {
         for row in rows {
-            try await realm.asyncWrite { try realm.add(makeArticle(row)) }
+            try await realm.asyncWrite { try realm.add(RealmEngine.article(row)) }
         }
     }
-}
-
-func makeArticle(_ row: Row) -> Article {
-    let a = Article()
-    a.id = row.id
-    a.url = row.url
-    a.leadParagraph = row.lead
-    a.section = row.section
-    a.pubDate = row.pubDate
-    a.wordCount = row.wordCount
-    return a
 }
 
 /// Seconds for `writers` actors to commit `rows` (split evenly), one durable `asyncWrite` per
@@ -182,7 +171,7 @@ final class Mailbox: @unchecked Sendable {
 func inProcessNotificationLatency(directory: URL, commits: Int) throws -> (fromCall: Latencies, fromReturn: Latencies) {
     let config = Realm.Configuration(fileURL: directory.appendingPathComponent("notify.realm"), objectTypes: [Article.self])
     let realm = try Realm(configuration: config)
-    try realm.write { for row in makeRows(1...1000) { try realm.add(makeArticle(row)) } }
+    try realm.write { for row in makeRows(1...1000) { try realm.add(RealmEngine.article(row)) } }
     let queue = DispatchQueue(label: "observer")
     let mailbox = Mailbox()
     let token = realm.objects(Article.self).observe(on: queue) { change in
@@ -214,7 +203,7 @@ func crossProcessNotificationLatency(directory: URL, commits: Int) throws -> Lat
     let url = directory.appendingPathComponent("notify-process.realm")
     let config = Realm.Configuration(fileURL: url, objectTypes: [Article.self])
     let realm = try Realm(configuration: config)
-    try realm.write { try realm.add(makeArticle(makeRows(1...1)[0])) }
+    try realm.write { try realm.add(RealmEngine.article(makeRows(1...1)[0])) }
     let queue = DispatchQueue(label: "observer")
     let mailbox = Mailbox()
     let token = realm.objects(Article.self).observe(on: queue) { change in
@@ -254,7 +243,7 @@ func runNotifyWriter(path: String, commits: Int) throws {
 func notificationRoundCost(directory: URL, n: Int, rounds: Int) throws -> (withLog: Double, byComparison: Double) {
     let config = Realm.Configuration(fileURL: directory.appendingPathComponent("round.realm"), objectTypes: [Article.self])
     let realm = try Realm(configuration: config)
-    try realm.write { for row in makeRows(1...Int64(n)) { try realm.add(makeArticle(row)) } }
+    try realm.write { for row in makeRows(1...Int64(n)) { try realm.add(RealmEngine.article(row)) } }
     let writer = try Realm(configuration: config)
     var modifications = 0
     let token = realm.objects(Article.self).observe { change in

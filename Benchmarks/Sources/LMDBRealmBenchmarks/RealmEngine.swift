@@ -28,7 +28,7 @@ final class Article: Object {
         realm = try Realm(configuration: config)
     }
 
-    static func article(_ row: Row) -> Article {
+    nonisolated static func article(_ row: Row) -> Article {
         let a = Article()
         a.id = row.id
         a.url = row.url

@@ -72,25 +72,40 @@ extension Results {
         let realm = core.realm
         realm.checkThread()
         let handover = ResultsHandover(configuration: realm.configuration, info: core.info, steps: core.steps)
-        let token = NotificationToken()
-        let holder = RealmHolder()
-        queue.async { [weak token] in
-            guard let token, !token.isInvalidated else { return }
-            do {
-                let local = try Realm(configuration: handover.configuration, confinement: .queue(.of(queue)))
-                local.prepareToObserve(keyPaths: keyPaths, of: handover.info)
-                holder.realm = local
-                local.addNotifier(
-                    ResultsObserver<Element>(
-                        token: token, info: handover.info, steps: handover.steps, keyPaths: keyPaths, callback: block))
-                local.deliverNotifications()
-            } catch {
-                block(.error(error))
-            }
-        }
-        token.whenInvalidated { holder.release(on: queue, wait: releaseSynchronously) }
-        return token
+        return observeFromQueue(
+            queue, configuration: handover.configuration, info: handover.info, keyPaths: keyPaths,
+            releaseSynchronously: releaseSynchronously,
+            observer: { token in
+                ResultsObserver<Element>(token: token, info: handover.info, steps: handover.steps, keyPaths: keyPaths, callback: block)
+            },
+            failed: { block(.error($0)) })
     }
+}
+
+/// Observes from `queue`: opens a realm of the file confined to it, registers the observer
+/// `observer` makes there, and keeps that realm until the returned token ends; `failed` hears
+/// why the realm could not be opened.
+func observeFromQueue(
+    _ queue: DispatchQueue, configuration: Realm.Configuration, info: ClassInfo, keyPaths: [String]?,
+    releaseSynchronously: Bool, observer: @escaping @Sendable (NotificationToken) -> NotificationObserver,
+    failed: @escaping @Sendable (any Error) -> Void
+) -> NotificationToken {
+    let token = NotificationToken()
+    let holder = RealmHolder()
+    queue.async { [weak token] in
+        guard let token, !token.isInvalidated else { return }
+        do {
+            let local = try Realm(configuration: configuration, confinement: .queue(.of(queue)))
+            local.prepareToObserve(keyPaths: keyPaths, of: info)
+            holder.realm = local
+            local.addNotifier(observer(token))
+            local.deliverNotifications()
+        } catch {
+            failed(error)
+        }
+    }
+    token.whenInvalidated { holder.release(on: queue, wait: releaseSynchronously) }
+    return token
 }
 
 /// What a `Results` is, without its realm: enough to evaluate it again on another one.
@@ -260,25 +275,15 @@ extension _ObjectBehaviors where Self: Object {
         let handover = ObjectHandover(
             configuration: realm.configuration, info: ClassInfo.of(Self.self), key: _key,
             baseline: realm.isInWriteTransactionUnchecked ? nil : realm.currentSnapshot())
-        let token = NotificationToken()
-        let holder = RealmHolder()
-        queue.async { [weak token] in
-            guard let token, !token.isInvalidated else { return }
-            do {
-                let local = try Realm(configuration: handover.configuration, confinement: .queue(.of(queue)))
-                local.prepareToObserve(keyPaths: keyPaths, of: handover.info)
-                holder.realm = local
-                local.addNotifier(
-                    ObjectObserver<Self>(
-                        token: token, info: handover.info, key: handover.key, keyPaths: keyPaths, baseline: handover.baseline,
-                        callback: block))
-                local.deliverNotifications()
-            } catch {
-                block(.error(error))
-            }
-        }
-        token.whenInvalidated { holder.release(on: queue, wait: releaseSynchronously) }
-        return token
+        return observeFromQueue(
+            queue, configuration: handover.configuration, info: handover.info, keyPaths: keyPaths,
+            releaseSynchronously: releaseSynchronously,
+            observer: { token in
+                ObjectObserver<Self>(
+                    token: token, info: handover.info, key: handover.key, keyPaths: keyPaths, baseline: handover.baseline,
+                    callback: block)
+            },
+            failed: { block(.error($0)) })
     }
 }
 

@@ -452,16 +452,7 @@ public final class Realm {
     ///   ``Realm/Error/Code/mapFull`` or ``Realm/Error/Code/noSpace``).
     @discardableResult
     public func write<Result>(_ block: () throws -> Result) throws -> Result {
-        beginWrite()
-        let result: Result
-        do {
-            result = try block()
-        } catch {
-            if isInWriteTransaction { cancelWrite() }
-            throw error
-        }
-        if isInWriteTransaction { try commitWrite() }
-        return result
+        try write(withoutNotifying: [], block)
     }
 
     /// Begins a write transaction, waiting for any other writer of the file.
