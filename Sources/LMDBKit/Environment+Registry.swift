@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 extension Environment {
     /// The process-wide table of open environments, keyed by real path, holding them weakly:
@@ -61,6 +61,19 @@ extension Environment {
             lock.unlock()
         }
 
+        /// Waits until every environment whose path starts with `prefix` has closed its file, at
+        /// most until `deadline`; returns the paths still open then. Reads only the slots'
+        /// `closed` flags under the lock, never their weak references.
+        func waitUntilClosed(prefix: String, deadline: Date) -> [String] {
+            lock.lock()
+            defer { lock.unlock() }
+            func stillOpen() -> [String] { entries.filter { $0.key.hasPrefix(prefix) && !$0.value.closed }.map(\.key) }
+            while !stillOpen().isEmpty {
+                if !lock.wait(until: deadline) { break }
+            }
+            return stillOpen()
+        }
+
         /// The paths open in this process now. The weak references are read outside the lock
         /// (reading one makes a strong reference, which may be the last).
         var openPaths: [String] {
@@ -78,6 +91,13 @@ extension Environment {
     /// The real paths of every environment open in this process, for tests that check
     /// nothing was left open.
     @_spi(Testing) public static var openPaths: [String] { registry.openPaths }
+
+    /// Waits (at most `timeout` seconds) until no environment under the directory `prefix` is
+    /// open in this process; returns those still open. For tests whose last handles are
+    /// released on other threads or queues.
+    @_spi(Testing) public static func waitUntilClosed(under prefix: String, timeout: TimeInterval) -> [String] {
+        registry.waitUntilClosed(prefix: prefix, deadline: Date(timeIntervalSinceNow: timeout))
+    }
 
     /// Whether the file at `path` is open as an environment in this process.
     public static func isOpen(path: String) -> Bool {

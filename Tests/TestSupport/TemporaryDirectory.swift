@@ -47,10 +47,12 @@ public func makeTemporaryDirectory() throws -> URL {
     return URL(fileURLWithPath: url.resolvingSymlinksInPath().path)
 }
 
-/// Records an issue for every environment still open under `directory`.
+/// Records an issue for every environment still open under `directory`, once handles released
+/// on other threads or queues (an observation's queue, a notification thread) had up to 5 s to
+/// close their files: the wait ends at the close itself, not on a timer.
 public func expectNothingOpen(in directory: URL, sourceLocation: SourceLocation = #_sourceLocation) {
     let prefix = directory.resolvingSymlinksInPath().path + "/"
-    let open = Environment.openPaths.filter { $0.hasPrefix(prefix) }
+    let open = Environment.waitUntilClosed(under: prefix, timeout: 5)
     #expect(open.isEmpty, "still open at the end of the test: \(open)", sourceLocation: sourceLocation)
 }
 

@@ -35,6 +35,10 @@ actor ArticleStore {
     }
 
     func stop() { token = nil }
+
+    /// Turns off the automatic refresh, so that only `asyncRefresh` moves the realm.
+    func stopRefreshing() { realm.autorefresh = false }
+    func refresh() async -> Bool { await realm.asyncRefresh() }
     func ping() -> Bool { true }
 }
 
@@ -57,6 +61,23 @@ actor ArticleStore {
             }
             #expect(await deltas.next() == Delta(insertions: [1], count: 2))
             await store.stop()
+        }
+    }
+
+    @Test func asyncRefreshMovesARealmThatDoesNotRefreshItself() async throws {
+        try await withTemporaryDirectory { dir in
+            let config = makeConfiguration(dir, types: [Article.self])
+            let store = try await ArticleStore(configuration: config)
+            await store.stopRefreshing()
+            #expect(await store.count() == 0)
+            try onOtherThread {
+                let realm = try Realm(configuration: config)
+                try realm.write { try realm.add(Article(id: "b")) }
+            }
+            #expect(await store.count() == 0)
+            #expect(await store.refresh())
+            #expect(await store.count() == 1)
+            #expect(await store.refresh() == false)
         }
     }
 
