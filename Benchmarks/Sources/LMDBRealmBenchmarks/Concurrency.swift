@@ -53,12 +53,7 @@ func sqliteGroupCommit(directory: URL, rows: [Row], writers: Int) throws -> Doub
     var setup: OpaquePointer?
     guard sqlite3_open(path, &setup) == SQLITE_OK else { throw SQLiteError(description: "cannot open \(path)") }
     sqlite3_exec(setup, "PRAGMA journal_mode=WAL", nil, nil, nil)
-    sqlite3_exec(setup, """
-        CREATE TABLE article(id INTEGER PRIMARY KEY, url TEXT NOT NULL, leadParagraph TEXT NOT NULL,
-                             section TEXT NOT NULL, pubDate REAL NOT NULL, wordCount INTEGER NOT NULL);
-        CREATE INDEX article_section ON article(section);
-        CREATE INDEX article_pubDate ON article(pubDate);
-        """, nil, nil, nil)
+    sqlite3_exec(setup, sqliteSchema, nil, nil, nil)
     let share = rows.count / writers
     let failures = Counter()
     let start = now()
@@ -69,19 +64,13 @@ func sqliteGroupCommit(directory: URL, rows: [Row], writers: Int) throws -> Doub
         sqlite3_busy_timeout(db, 60_000)
         sqlite3_exec(db, "PRAGMA synchronous=FULL", nil, nil, nil)
         var insert: OpaquePointer?
-        sqlite3_prepare_v2(db, "INSERT INTO article(id, url, leadParagraph, section, pubDate, wordCount) VALUES (?, ?, ?, ?, ?, ?)", -1, &insert, nil)
+        sqlite3_prepare_v2(db, sqliteInsert, -1, &insert, nil)
         defer { sqlite3_finalize(insert) }
-        let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
         for row in rows[(w * share)..<((w + 1) * share)] {
             // BEGIN IMMEDIATE takes the write lock up front, so a busy writer waits instead of
             // failing at commit.
             guard sqlite3_exec(db, "BEGIN IMMEDIATE", nil, nil, nil) == SQLITE_OK else { return failures.add() }
-            sqlite3_bind_int64(insert, 1, row.id)
-            sqlite3_bind_text(insert, 2, row.url, -1, transient)
-            sqlite3_bind_text(insert, 3, row.lead, -1, transient)
-            sqlite3_bind_text(insert, 4, row.section, -1, transient)
-            sqlite3_bind_double(insert, 5, row.pubDate.timeIntervalSince1970)
-            sqlite3_bind_int64(insert, 6, Int64(row.wordCount))
+            bindArticle(row, to: insert)
             if sqlite3_step(insert) != SQLITE_DONE { failures.add() }
             sqlite3_reset(insert)
             guard sqlite3_exec(db, "COMMIT", nil, nil, nil) == SQLITE_OK else { return failures.add() }

@@ -5,6 +5,27 @@ struct SQLiteError: Error, CustomStringConvertible {
     var description: String
 }
 
+/// The Article table and its indexes, for every SQLite connection of the suite.
+let sqliteSchema = """
+    CREATE TABLE article(id INTEGER PRIMARY KEY, url TEXT NOT NULL, leadParagraph TEXT NOT NULL,
+                         section TEXT NOT NULL, pubDate REAL NOT NULL, wordCount INTEGER NOT NULL);
+    CREATE INDEX article_section ON article(section);
+    CREATE INDEX article_pubDate ON article(pubDate);
+    """
+
+let sqliteInsert = "INSERT INTO article(id, url, leadParagraph, section, pubDate, wordCount) VALUES (?, ?, ?, ?, ?, ?)"
+
+/// Binds `row` to the parameters of a prepared `sqliteInsert`; SQLite copies the text.
+func bindArticle(_ row: Row, to statement: OpaquePointer?) {
+    let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+    sqlite3_bind_int64(statement, 1, row.id)
+    sqlite3_bind_text(statement, 2, row.url, -1, transient)
+    sqlite3_bind_text(statement, 3, row.lead, -1, transient)
+    sqlite3_bind_text(statement, 4, row.section, -1, transient)
+    sqlite3_bind_double(statement, 5, row.pubDate.timeIntervalSince1970)
+    sqlite3_bind_int64(statement, 6, Int64(row.wordCount))
+}
+
 /// SQLite through its C API: prepared statements kept and reused, WAL, `synchronous=FULL`
 /// (every commit fsyncs the WAL), one transaction per bulk operation, indexes on `section`
 /// and `pubDate`, and a page cache (1 GiB) that holds the whole file, as LMDB's map does
@@ -29,13 +50,8 @@ struct SQLiteError: Error, CustomStringConvertible {
         try exec("PRAGMA journal_mode=WAL")
         try exec("PRAGMA synchronous=FULL")
         try exec("PRAGMA cache_size=-1048576")
-        try exec("""
-            CREATE TABLE article(id INTEGER PRIMARY KEY, url TEXT NOT NULL, leadParagraph TEXT NOT NULL,
-                                 section TEXT NOT NULL, pubDate REAL NOT NULL, wordCount INTEGER NOT NULL);
-            CREATE INDEX article_section ON article(section);
-            CREATE INDEX article_pubDate ON article(pubDate);
-            """)
-        insert = try prepare("INSERT INTO article(id, url, leadParagraph, section, pubDate, wordCount) VALUES (?, ?, ?, ?, ?, ?)")
+        try exec(sqliteSchema)
+        insert = try prepare(sqliteInsert)
         select = try prepare("SELECT id, url, leadParagraph, section, pubDate, wordCount FROM article")
         byID = try prepare("SELECT id, url, leadParagraph, section, pubDate, wordCount FROM article WHERE id = ?")
         filter = try prepare("SELECT count(*) FROM article WHERE wordCount > 1800")
@@ -70,12 +86,7 @@ struct SQLiteError: Error, CustomStringConvertible {
     }
 
     private func bindAndInsert(_ row: Row) throws {
-        sqlite3_bind_int64(insert, 1, row.id)
-        sqlite3_bind_text(insert, 2, row.url, -1, transient)
-        sqlite3_bind_text(insert, 3, row.lead, -1, transient)
-        sqlite3_bind_text(insert, 4, row.section, -1, transient)
-        sqlite3_bind_double(insert, 5, row.pubDate.timeIntervalSince1970)
-        sqlite3_bind_int64(insert, 6, Int64(row.wordCount))
+        bindArticle(row, to: insert)
         try check(sqlite3_step(insert), "insert")
         sqlite3_reset(insert)
     }

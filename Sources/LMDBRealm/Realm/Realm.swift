@@ -470,19 +470,16 @@ public final class Realm {
             deliverNotifications()
             require(writeTransaction == nil, "The Realm is already in a write transaction")
         }
+        // Released before the write begins: adopting another process's map growth waits for
+        // every transaction of this process, this snapshot included.
         releaseSnapshot()
+        let txn: Transaction
         do {
-            let txn = try Transaction(environment: file.environment, readOnly: false)
-            writeView = txn.unsafe
-            writeTransaction = consume txn
+            txn = try Transaction(environment: file.environment, readOnly: false)
         } catch {
             fatalError("Cannot begin a write transaction on '\(file.url.path)': \(error)")
         }
-        writeThread = pthread_self()
-        writeID = Realm.nextWriteID.add(1, ordering: .relaxed).newValue
-        generation &+= 1
-        changeLog = file.hub.isRecording ? ChangeLog() : nil
-        syncCatalog(writeView!)
+        beginWrite(adopting: txn)
     }
 
     /// Drops cached tables and bindings if another handle or process changed the catalog
@@ -527,18 +524,10 @@ public final class Realm {
             cancelWrite()
             throw error
         }
-        let txn = writeTransaction.take()!
+        let log = takeChangeLog()
+        let txn = endWrite()
         let version = txn.id
-        writeView = nil
-        writeThread = nil
-        writeID = 0
-        generation &+= 1
-        let log = changeLog
-        changeLog = nil
-        if let log, !log.isEmpty {
-            if pendingCatalogVersion != nil { log.catalogChanged = true }
-            file.hub.stage(log, version: version)
-        }
+        if let log, !log.isEmpty { file.hub.stage(log, version: version) }
         do {
             try txn.commit()
         } catch let error as LMDBError {
@@ -567,16 +556,36 @@ public final class Realm {
         pendingTables.removeAll()
     }
 
-    /// Begins a write in `nested`, a transaction nested in a group commit's (see `asyncWrite`).
-    func beginWrite(adopting nested: consuming Transaction) {
+    /// Begins a write in `txn`: a new write transaction, or one nested in a group commit's
+    /// (see `asyncWrite`).
+    func beginWrite(adopting txn: consuming Transaction) {
         releaseSnapshot()
-        writeView = nested.unsafe
-        writeTransaction = consume nested
+        writeView = txn.unsafe
+        writeTransaction = consume txn
         writeThread = pthread_self()
         writeID = Realm.nextWriteID.add(1, ordering: .relaxed).newValue
         generation &+= 1
         changeLog = file.hub.isRecording ? ChangeLog() : nil
         syncCatalog(writeView!)
+    }
+
+    /// What the current write recorded, marked if it changed the catalog; the write records
+    /// nothing more.
+    private func takeChangeLog() -> ChangeLog? {
+        let log = changeLog
+        changeLog = nil
+        if let log, pendingCatalogVersion != nil { log.catalogChanged = true }
+        return log
+    }
+
+    /// Ends the current write's state and returns its transaction, to commit or abort.
+    private func endWrite() -> Transaction {
+        let txn = writeTransaction.take()!
+        writeView = nil
+        writeThread = nil
+        writeID = 0
+        generation &+= 1
+        return txn
     }
 
     /// Commits a nested write into its group's transaction; its change log is kept in
@@ -589,14 +598,8 @@ public final class Realm {
             changeLogOfLastNestedWrite = file.hub.isRecording ? ChangeLog() : nil
             throw Realm.Error(error, url: file.url, doing: "Cannot commit a write to")
         }
-        let txn = writeTransaction.take()!
-        writeView = nil
-        writeThread = nil
-        writeID = 0
-        generation &+= 1
-        let log = changeLog
-        changeLog = nil
-        if let log, pendingCatalogVersion != nil { log.catalogChanged = true }
+        let log = takeChangeLog()
+        let txn = endWrite()
         do {
             try txn.commit()
         } catch let error as LMDBError {
@@ -612,11 +615,7 @@ public final class Realm {
         checkWriteThread()
         pendingIndexEntries.removeAll()
         changeLog = nil
-        writeTransaction.take()!.abort()
-        writeView = nil
-        writeThread = nil
-        writeID = 0
-        generation &+= 1
+        endWrite().abort()
         dropPendingTables()
     }
 
