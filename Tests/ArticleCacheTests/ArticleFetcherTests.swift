@@ -139,7 +139,7 @@ import TestSupport
             // second fetch replaces the cache.
             let flags = ReaderFlags()
             let configuration = fetcher.store.configuration
-            async let seen: [Int] = runOnThread {
+            async let seen: [Int] = onNewThread {
                 let realm = try Realm(configuration: configuration)
                 var counts: [Int] = []
                 repeat {
@@ -171,11 +171,4 @@ import TestSupport
 private final class ReaderFlags: Sendable {
     let started = Atomic<Bool>(false)
     let stop = Atomic<Bool>(false)
-}
-
-/// Runs `body` on a new thread and returns its result.
-private func runOnThread<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try body() }) }.start()
-    }
 }

@@ -33,7 +33,9 @@ public func withTemporaryDirectory<R>(
     let url = try makeTemporaryDirectory()
     defer { try? FileManager.default.removeItem(at: url) }
     let result = try await body(url)
-    expectNothingOpen(in: url, sourceLocation: sourceLocation)
+    // Waits on a thread of its own: what is still closing may need this task's pool thread.
+    let open = try await onNewThread { stillOpen(under: url) }
+    #expect(open.isEmpty, "still open at the end of the test: \(open)", sourceLocation: sourceLocation)
     return result
 }
 
@@ -48,12 +50,17 @@ public func makeTemporaryDirectory() throws -> URL {
 }
 
 /// Records an issue for every environment still open under `directory`, once handles released
-/// on other threads or queues (an observation's queue, a notification thread) had up to 5 s to
-/// close their files: the wait ends at the close itself, not on a timer.
+/// on other threads or queues (an observation's queue, a notification thread) had time to close
+/// their files: the wait ends at the close itself, not on a timer.
 public func expectNothingOpen(in directory: URL, sourceLocation: SourceLocation = #_sourceLocation) {
-    let prefix = directory.resolvingSymlinksInPath().path + "/"
-    let open = Environment.waitUntilClosed(under: prefix, timeout: 5)
+    let open = stillOpen(under: directory)
     #expect(open.isEmpty, "still open at the end of the test: \(open)", sourceLocation: sourceLocation)
+}
+
+/// The environments still open under `directory` after waiting (at most 30 s, a bound for a
+/// machine busy with the other tests) for them to close.
+private func stillOpen(under directory: URL) -> [String] {
+    Environment.waitUntilClosed(under: directory.resolvingSymlinksInPath().path + "/", timeout: 30)
 }
 
 /// The number of file descriptors this process has open on files under `directory`

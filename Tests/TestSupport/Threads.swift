@@ -55,3 +55,15 @@ public func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     }
     for thread in threads { pthread_join(thread, nil) }
 }
+
+/// Runs `body` on a new thread of its own and suspends until it returns, leaving the caller's
+/// thread free meanwhile.
+///
+/// Use it for long synchronous work in an `async` test: a test that blocks a thread of the
+/// concurrency pool (two threads on a two-core machine) for seconds starves every other
+/// test's tasks, servers and timeouts for as long.
+public func onNewThread<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}
