@@ -41,7 +41,7 @@ test-thread-sanitizer: deps
 
 # The suite against SQLite (C API and GRDB) and the raw LMDBKit floor, N = 100,000: writes
 # Benchmarks/results/latest.json, latest.md and latest.svg. A package of its own (Benchmarks/).
-# For a profiler, `--profile insert|scan|get|top100|delete|construct` repeats one operation of
+# For a profiler, `--profile insert|scan|get|filter|top100|delete|construct` repeats one operation of
 # the LMDBRealm engine alone in one process (see Benchmarks/Sources/LMDBRealmBenchmarks/Profile.swift).
 bench: deps
 	$(SWIFT) run -c release --package-path Benchmarks LMDBRealmBenchmarks

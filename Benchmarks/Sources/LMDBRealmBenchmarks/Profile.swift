@@ -5,13 +5,14 @@ let profileMapSize = 4 << 30
 
 /// The operations `--profile` repeats.
 enum ProfiledOperation: String, CaseIterable {
-    case insert, scan, get, top100, delete, construct
+    case insert, scan, get, filter, top100, delete, construct
 
     var summary: String {
         switch self {
         case .insert: "insert_bulk on a fresh file each round"
         case .scan: "scan_all over one loaded file"
         case .get: "get_by_id over one loaded file"
+        case .filter: "count_filter over one loaded file, repeated for a second per round"
         case .top100: "top100_by_date over one loaded file, repeated for a second per round"
         case .delete: "delete_all, the file loaded again before each round (the load is not timed)"
         case .construct: "creating and filling N unmanaged Articles, no realm"
@@ -58,7 +59,7 @@ enum ProfiledOperation: String, CaseIterable {
             rates.append(Double(n) / s)
             check &+= try engine.count()
         }
-    case .scan, .get, .top100:
+    case .scan, .get, .filter, .top100:
         let engine = try loaded(0)
         for _ in 0..<rounds {
             switch op {
@@ -74,7 +75,7 @@ enum ProfiledOperation: String, CaseIterable {
                 var runs = 0
                 let start = now()
                 repeat {
-                    check &+= try measured { try engine.top100() }
+                    check &+= try measured { try op == .filter ? engine.countFilter() : engine.top100() }
                     runs += 1
                 } while now() - start < 1_000_000_000
                 rates.append(Double(runs) / (Double(now() - start) / 1e9))
@@ -98,7 +99,7 @@ enum ProfiledOperation: String, CaseIterable {
             check &+= keep.count
         }
     }
-    let unit = op == .top100 ? "queries/s" : (op == .get ? "lookups/s" : "objects/s")
+    let unit = op == .top100 || op == .filter ? "queries/s" : (op == .get ? "lookups/s" : "objects/s")
     print(String(format: "%@ %.0f %@ (median of %d rounds; min %.0f, max %.0f; check %d)",
                  op.rawValue, median(rates), unit, rates.count, rates.min()!, rates.max()!, check))
 }

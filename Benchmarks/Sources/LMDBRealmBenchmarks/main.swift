@@ -5,7 +5,7 @@
 //     swift run -c release --package-path Benchmarks LMDBRealmBenchmarks [--n N] [--rounds R] [--quick]
 //         [--engines LMDBRealm,SQLite,GRDB,LMDBKit] [--output DIR]
 //
-// `--profile insert|scan|get|top100|delete|construct` instead repeats one operation of the
+// `--profile insert|scan|get|filter|top100|delete|construct` instead repeats one operation of the
 // LMDBRealm engine in this process alone, for a profiler (see Profile.swift).
 import Foundation
 

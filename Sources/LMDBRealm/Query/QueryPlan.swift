@@ -28,6 +28,9 @@ struct QueryPlan: CustomStringConvertible {
     /// Whether the index alone answers the count (one equality or `IN` on an index, nothing
     /// else, no probe cut to the index's key length).
     let countFromIndex: Bool
+    /// Where, in records of this table, the column the filter reads first lies, so that a
+    /// full scan can prefetch it ahead; `nil` when no fixed offset is known.
+    var filterFieldPosition: FieldPosition? = nil
 
     var description: String {
         let name = table.className
@@ -82,9 +85,26 @@ struct QueryPlanner {
             }
         }
         guard let best else {
-            return QueryPlan(table: table, access: .fullScan, filter: filter, countFromIndex: false)
+            return QueryPlan(
+                table: table, access: .fullScan, filter: filter, countFromIndex: false,
+                filterFieldPosition: query.flatMap(firstColumn).flatMap { FieldPosition(column: $0, in: table) })
         }
         return QueryPlan(table: table, access: best.access, filter: filter, countFromIndex: best.exact)
+    }
+
+    /// The stored column a matcher for `node` reads first, if any.
+    private func firstColumn(_ node: QueryNode) -> Int? {
+        switch node {
+        case .comparison(let property, _, _, _), .between(let property, _, _), .membership(let property, _),
+            .stringMatch(let property, _, _, _):
+            return compiler.column(property)
+        case .and(let children), .or(let children):
+            return children.first.flatMap(firstColumn)
+        case .not(let child):
+            return firstColumn(child)
+        case .constant, .block:
+            return nil
+        }
     }
 
     /// An index or primary-key path for one conjunct, ranked (lower is better), and whether
@@ -176,5 +196,37 @@ extension QueryValue {
         case (.string(let s), .objectId): (try? ObjectId(string: s)).map { o in withUnsafeBytes(of: o.bytes) { Array($0) } }
         default: nil
         }
+    }
+}
+
+/// Where one column's bytes lie in every record of a table, when that does not depend on the
+/// record: at a fixed offset from its start when every column before it has a fixed size, or
+/// from its end when it and every column after it do (nulls, stored empty, shift it; a
+/// prefetch of the wrong line costs only the prefetch).
+enum FieldPosition {
+    case fromStart(Int)
+    case fromEnd(Int)
+
+    init?(column: Int, in table: Table) {
+        let sizes = (0..<table.columnCount).map { Int(table.fixedSizes[$0]) }
+        if sizes[..<column].allSatisfy({ $0 > 0 }) {
+            self = .fromStart(Record.headerSize(columns: table.columnCount) + sizes[..<column].reduce(0, +))
+        } else if sizes[column...].allSatisfy({ $0 > 0 }) {
+            self = .fromEnd(sizes[column...].reduce(0, +))
+        } else {
+            return nil
+        }
+    }
+
+    /// The address of the field in `record`, if it lies inside it.
+    @inline(__always)
+    func address(in record: UnsafeRawBufferPointer) -> UnsafeRawPointer? {
+        let offset: Int
+        switch self {
+        case .fromStart(let n): offset = n
+        case .fromEnd(let n): offset = record.count - n
+        }
+        guard offset >= 0, offset < record.count, let base = record.baseAddress else { return nil }
+        return base + offset
     }
 }

