@@ -311,6 +311,7 @@ enum Oracle {
                 check(c.map(\.id) == expected, "seed \(seed): \(q.format) \(q.args) [\(c.explain())]")
                 check(d.map(\.id) == expected, "seed \(seed): \(q.format) \(q.args)")
                 check(a.count == expected.count, "seed \(seed): count of \(q.text) [\(a.explain())]")
+                check(b.count == expected.count, "seed \(seed): count of \(q.text) without indexes [\(b.explain())]")
 
                 // Sorted by one or two keys, limited: the index-ordered walk and the full sort agree.
                 let key = ["n", "name", "date", "flag", "id", "tag", "m", "d"].randomElement(using: &generator.rng)!
