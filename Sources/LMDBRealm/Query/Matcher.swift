@@ -132,8 +132,8 @@ struct QueryCompiler {
         let table = table
         let file = realm.file
         @inline(__always) func load(_ r: UnsafeRawBufferPointer) -> T? {
-            guard let p = table.scalarField(r, column: column, in: file) else { return nil }
-            return T.load(p)
+            guard let f = table.field(r.baseAddress!, size: r.count, column: column, in: file) else { return nil }
+            return T.load(f.baseAddress!)
         }
         switch op {
         case .equal: return { _, r in load(r).map { $0 == v } ?? false }

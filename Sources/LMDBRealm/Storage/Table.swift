@@ -57,18 +57,6 @@ final class Table: @unchecked Sendable {
         }
     }
 
-    /// The start of the 8 bytes of stored column `column` (an `Int`, `Double` or `Date`) of
-    /// `record`, whose header was checked, or nil for a null; damage stops the process as
-    /// ``field(_:size:column:in:)`` does.
-    @inline(__always)
-    func scalarField(_ record: UnsafeRawBufferPointer, column: Int, in file: StoreFile) -> UnsafeRawPointer? {
-        switch Record.field(record.baseAddress!, size: record.count, column: column, fixedSize: 8) {
-        case .value(let bytes): return bytes.baseAddress
-        case .null: return nil
-        case .damaged(let problem): damaged(problem, in: file)
-        }
-    }
-
     /// Checks a record's header before it is trusted.
     @inline(__always)
     func checkRecord(_ record: UnsafeRawBufferPointer, in file: StoreFile) {
