@@ -8,6 +8,18 @@ internal import LMDBKit
 /// in a transaction nested in the group's (a block that throws rolls back only itself), and
 /// hands the turn back. When nobody else is waiting, the writer commits once — one fsync for
 /// the whole group — and resumes every caller with the outcome.
+///
+/// **Threads and LMDB's rules.** lmdb.h: "A transaction and its cursors must only be used by a
+/// single thread, and a thread may only have a single transaction at a time." The writer thread
+/// begins the group's transaction (taking LMDB's write mutex) and commits or aborts it
+/// (releasing the mutex), so the lock is taken and released by one thread, as it must be. A
+/// member's block runs on its actor's thread in a child transaction
+/// (`mdb_txn_begin(parent:)`) that the member also ends there. The tree of transactions is
+/// still used by one thread at a time: the writer thread does nothing with it between
+/// handing out a turn and `waitUntilFinished` returning, and the member's lock orders every
+/// access of the member (its child's pages, the parent's dirty list) before the writer's next
+/// one. The thread-sanitized tests (`make test-thread-sanitizer`, `ActorTests`) check this
+/// ordering.
 final class GroupCommitter: @unchecked Sendable {
     // @unchecked Sendable: `waiting` and `running` are only touched under `condition`'s lock;
     // a member's state under its own lock.
@@ -86,7 +98,9 @@ final class GroupCommitter: @unchecked Sendable {
         let member: Member
     }
 
-    // Unowned: the file owns its committer; every caller holds a realm, which holds the file.
+    // Unowned: the file owns its committer. The writer thread holds the file strongly while it
+    // runs (see `join`): a caller resumed by the commit may drop its last realm, and with it
+    // the last other reference to the file, before the writer is done.
     private unowned let file: StoreFile
     private let condition = NSCondition()
     private var waiting: [Member] = []
@@ -108,7 +122,9 @@ final class GroupCommitter: @unchecked Sendable {
                 return !running
             }
             if start {
-                let thread = Thread { [self] in runGroups() }
+                // The caller holds a realm, so the file is alive here; the thread keeps it so.
+                let file = self.file
+                let thread = Thread { [self] in runGroups(file) }
                 thread.name = "LMDBRealm group commit"
                 thread.start()
             }
@@ -116,14 +132,17 @@ final class GroupCommitter: @unchecked Sendable {
     }
 
     /// The writer thread: one group after another while callers are waiting.
-    private func runGroups() {
+    private func runGroups(_ file: StoreFile) {
         while true {
             let hasWork = condition.withLock {
                 if waiting.isEmpty { running = false }
                 return !waiting.isEmpty
             }
-            guard hasWork else { return }
-            runGroup()
+            guard hasWork else {
+                TestHooks.groupCommit?(.writerEnding)
+                return
+            }
+            runGroup(file)
         }
     }
 
@@ -131,7 +150,7 @@ final class GroupCommitter: @unchecked Sendable {
         condition.withLock { waiting.isEmpty ? nil : waiting.removeFirst() }
     }
 
-    private func runGroup() {
+    private func runGroup(_ file: StoreFile) {
         let txn: Transaction
         do {
             txn = try Transaction(environment: file.environment, readOnly: false)
@@ -162,6 +181,7 @@ final class GroupCommitter: @unchecked Sendable {
             result = .failure(Realm.Error((error as? LMDBError) ?? LMDBError(code: EIO), url: file.url, doing: "Cannot commit a write to"))
         }
         for member in members { member.complete(result) }
+        TestHooks.groupCommit?(.membersResumed)
         if case .success = result { file.hub.announceCommitted() }
     }
 }

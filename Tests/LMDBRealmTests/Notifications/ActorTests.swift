@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+@_spi(Testing) import LMDBKit
 @_spi(Testing) import LMDBRealm
 import TestSupport
 import Testing
@@ -40,9 +41,36 @@ actor ArticleStore {
     func stopRefreshing() { realm.autorefresh = false }
     func refresh() async -> Bool { await realm.asyncRefresh() }
     func ping() -> Bool { true }
+    /// Lets go of the realm (and, with it, of the file, if nothing else holds it).
+    func close() { token = nil; realm = nil }
 }
 
 @Suite(.timeLimit(.minutes(1))) struct ActorTests {
+    /// A caller resumed by a group commit may drop its last realm while the writer thread still
+    /// has work to do with the file: the writer must keep the file alive until it is done.
+    @Test func theGroupCommitWriterOutlivesACallerThatDropsItsLastRealm() async {
+        await #expect(processExitsWith: .success) {
+            let dir = try makeTemporaryDirectory()
+            let config = makeConfiguration(dir, types: [Article.self])
+            let dropped = DispatchSemaphore(value: 0)
+            let writerEnded = DispatchSemaphore(value: 0)
+            // The writer waits, after resuming its group, until the caller has let go.
+            TestHooks.groupCommit = { point in
+                switch point {
+                case .membersResumed: _ = dropped.wait(timeout: .now() + 30)
+                case .writerEnding: writerEnded.signal()
+                }
+            }
+            let store = try await ArticleStore(configuration: config)
+            try await store.add("a")
+            await store.close()
+            dropped.signal()
+            precondition(writerEnded.wait(timeout: .now() + 30) == .success, "the writer thread did not end")
+            let open = Environment.waitUntilClosed(under: dir.path + "/", timeout: 30)
+            precondition(open.isEmpty, "still open: \(open)")
+        }
+    }
+
     @Test func anActorConfinedRealmWritesAsynchronouslyAndIsNotifiedOnTheActor() async throws {
         try await withTemporaryDirectory { dir in
             let config = makeConfiguration(dir, types: [Article.self])

@@ -1,0 +1,23 @@
+import Synchronization
+
+/// Points where a test can run code of its own inside the library, to reach an interleaving
+/// that timing alone would reach only by chance. Each hook is `nil` outside tests, and a test
+/// that sets one runs in a process of its own (an exit test), since hooks are process-wide.
+@_spi(Testing) public enum TestHooks {
+    /// A point in the life of the group-commit writer thread.
+    public enum GroupCommitPoint: Sendable {
+        /// Every member of a group was resumed with the commit's outcome; the writer has not
+        /// touched the file since.
+        case membersResumed
+        /// The writer thread is about to end: nobody was waiting.
+        case writerEnding
+    }
+
+    private static let groupCommitHook = Mutex<(@Sendable (GroupCommitPoint) -> Void)?>(nil)
+
+    /// Called on the group-commit writer thread at each ``GroupCommitPoint``.
+    public static var groupCommit: (@Sendable (GroupCommitPoint) -> Void)? {
+        get { groupCommitHook.withLock { $0 } }
+        set { groupCommitHook.withLock { $0 = newValue } }
+    }
+}
