@@ -19,7 +19,7 @@ public struct Cursor: ~Copyable {
     /// The corresponding LMDB function is `mdb_cursor_open`.
     package init(transaction: UnsafeTransaction, dbi: UInt32) throws {
         var cursor: OpaquePointer?
-        let rc = mdb_cursor_open(transaction.handle, MDB_dbi(dbi), &cursor)
+        let rc = lmdb("mdb_cursor_open") { mdb_cursor_open(transaction.handle, MDB_dbi(dbi), &cursor) }
         if rc != MDB_SUCCESS { try transaction.poisoned(rc, "mdb_cursor_open") }
         self.handle = cursor!
         self.transaction = transaction
@@ -78,13 +78,13 @@ public struct Cursor: ~Copyable {
     public func put(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, flags: PutFlags = []) throws {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
-        let rc = mdb_cursor_put(handle, &k, &v, flags.rawValue)
+        let rc = lmdb("mdb_cursor_put") { mdb_cursor_put(handle, &k, &v, flags.rawValue) }
         if rc != MDB_SUCCESS { try transaction.poisoned(rc, "mdb_cursor_put") }
     }
 
     /// Deletes the entry under the cursor (`mdb_cursor_del`).
     public func deleteCurrent() throws {
-        let rc = mdb_cursor_del(handle, 0)
+        let rc = lmdb("mdb_cursor_del") { mdb_cursor_del(handle, 0) }
         if rc != MDB_SUCCESS { try transaction.poisoned(rc, "mdb_cursor_del") }
     }
 

@@ -48,7 +48,7 @@ public struct Transaction: ~Copyable {
         var txn: OpaquePointer?
         while true {
             environment.enterTransaction()
-            let rc = mdb_txn_begin(environment.handle, nil, readOnly ? UInt32(MDB_RDONLY) : 0, &txn)
+            let rc = lmdb("mdb_txn_begin") { mdb_txn_begin(environment.handle, nil, readOnly ? UInt32(MDB_RDONLY) : 0, &txn) }
             if rc == MDB_SUCCESS { break }
             environment.leaveTransaction()
             if rc == MDB_MAP_RESIZED {
@@ -69,7 +69,7 @@ public struct Transaction: ~Copyable {
     /// function is `mdb_txn_begin` with a parent.
     package init(nestedIn parent: UnsafeTransaction, environment: Environment) throws {
         var txn: OpaquePointer?
-        try check(mdb_txn_begin(environment.handle, parent.handle, 0, &txn), "beginning a nested transaction on \(environment.path)")
+        try check(lmdb("mdb_txn_begin") { mdb_txn_begin(environment.handle, parent.handle, 0, &txn) }, "beginning a nested transaction on \(environment.path)")
         self.handle = txn!
         self.environment = environment
         self.isReadOnly = false
@@ -101,8 +101,16 @@ public struct Transaction: ~Copyable {
             Transaction.finish(state: state, environment: environment, committed: false)
             throw poison
         }
-        let rc = state.isReset ? MDB_SUCCESS : mdb_txn_commit(handle)
-        if state.isReset { mdb_txn_abort(handle) }
+        var rc = MDB_SUCCESS
+        if state.isReset {
+            mdb_txn_abort(handle)
+        } else if let injected = FaultInjection.injected("mdb_txn_commit") {
+            // As a failed mdb_txn_commit does, the transaction is freed.
+            mdb_txn_abort(handle)
+            rc = injected
+        } else {
+            rc = mdb_txn_commit(handle)
+        }
         Transaction.finish(state: state, environment: environment, committed: rc == MDB_SUCCESS)
         try check(rc, "committing a transaction on \(environment.path)")
     }
@@ -149,7 +157,7 @@ public struct Transaction: ~Copyable {
         guard state.isReset else { return }
         while true {
             environment.enterTransaction()
-            let rc = mdb_txn_renew(handle)
+            let rc = lmdb("mdb_txn_renew") { mdb_txn_renew(handle) }
             if rc == MDB_SUCCESS { break }
             environment.leaveTransaction()
             if rc == MDB_MAP_RESIZED {

@@ -36,7 +36,7 @@ package struct UnsafeTransaction {
     package func get(_ dbi: UInt32, key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val()
-        let rc = mdb_get(handle, MDB_dbi(dbi), &k, &v)
+        let rc = lmdb("mdb_get") { mdb_get(handle, MDB_dbi(dbi), &k, &v) }
         if rc == MDB_SUCCESS { return UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size) }
         if rc == MDB_NOTFOUND { return nil }
         try poisoned(rc, "mdb_get")
@@ -49,7 +49,7 @@ package struct UnsafeTransaction {
         if let poison = state.poison { throw poison }
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
-        let rc = mdb_put(handle, MDB_dbi(dbi), &k, &v, flags)
+        let rc = lmdb("mdb_put") { mdb_put(handle, MDB_dbi(dbi), &k, &v, flags) }
         if rc == MDB_SUCCESS { return true }
         if rc == MDB_KEYEXIST && flags & UInt32(MDB_NOOVERWRITE | MDB_NODUPDATA) != 0 { return false }
         try poisoned(rc, "mdb_put")
@@ -79,9 +79,9 @@ package struct UnsafeTransaction {
         let rc: Int32
         if let value {
             var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
-            rc = mdb_del(handle, MDB_dbi(dbi), &k, &v)
+            rc = lmdb("mdb_del") { mdb_del(handle, MDB_dbi(dbi), &k, &v) }
         } else {
-            rc = mdb_del(handle, MDB_dbi(dbi), &k, nil)
+            rc = lmdb("mdb_del") { mdb_del(handle, MDB_dbi(dbi), &k, nil) }
         }
         if rc == MDB_SUCCESS { return true }
         if rc == MDB_NOTFOUND { return false }
@@ -91,7 +91,7 @@ package struct UnsafeTransaction {
     /// The corresponding LMDB function is `mdb_stat`.
     package func statistics(_ dbi: UInt32) throws -> Database.Statistics {
         var stat = MDB_stat()
-        let rc = mdb_stat(handle, MDB_dbi(dbi), &stat)
+        let rc = lmdb("mdb_stat") { mdb_stat(handle, MDB_dbi(dbi), &stat) }
         if rc != MDB_SUCCESS { try poisoned(rc, "mdb_stat") }
         return Database.Statistics(
             entries: stat.ms_entries, depth: Int(stat.ms_depth), branchPages: stat.ms_branch_pages,
@@ -101,7 +101,7 @@ package struct UnsafeTransaction {
     /// The corresponding LMDB function is `mdb_drop` with `del` 0.
     package func empty(_ dbi: UInt32) throws {
         if let poison = state.poison { throw poison }
-        let rc = mdb_drop(handle, MDB_dbi(dbi), 0)
+        let rc = lmdb("mdb_drop") { mdb_drop(handle, MDB_dbi(dbi), 0) }
         if rc != MDB_SUCCESS { try poisoned(rc, "mdb_drop") }
     }
 

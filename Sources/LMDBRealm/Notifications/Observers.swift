@@ -116,8 +116,6 @@ extension Realm {
         } while needsAnotherRound
     }
 
-    var isInWriteTransactionUnchecked: Bool { writeView != nil }
-
     /// Tells realm observers that the file changed while the realm does not refresh itself.
     func deliverRefreshRequired() {
         for case let observer as RealmObserver in notifiers where observer.isLive {

@@ -32,7 +32,7 @@ struct QueryExecutor {
                 return body(key, record)
             }
         } catch {
-            fatalError("Cannot read '\(table.className)' from '\(realm.file.url.path)': \(error)")
+            realm.cannotRead("objects of '\(table.className)'", error)
         }
     }
 
@@ -47,7 +47,7 @@ struct QueryExecutor {
                 }
                 return total
             } catch {
-                fatalError("Cannot read the index of '\(table.className)' in '\(realm.file.url.path)': \(error)")
+                realm.cannotRead("the index of '\(table.className)'", error)
             }
         }
         if case .fullScan = plan.access, plan.filter == nil {
@@ -63,7 +63,7 @@ struct QueryExecutor {
                     return true
                 }
             } catch {
-                fatalError("Cannot read '\(table.className)' from '\(realm.file.url.path)': \(error)")
+                realm.cannotRead("objects of '\(table.className)'", error)
             }
             return n
         }

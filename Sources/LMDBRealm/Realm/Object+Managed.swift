@@ -71,6 +71,8 @@ extension Object {
             fatalError("a key path recorder cannot be written to")
         }
         realm.checkWriteThread()
+        // A failed write changes nothing more (its commit throws the failure).
+        guard realm.writeFailure == nil else { return }
         // The table may have gained or lost an index since this accessor was made; the
         // realm's current binding maintains the current set.
         if let current = realm.bindingForReading(type(of: self)), current !== _binding { _binding = current }
@@ -102,7 +104,7 @@ extension Object {
         do {
             record = try _key.withBytes { try txn.get(binding.table.database.dbi, key: $0) }
         } catch {
-            fatalError("Cannot read an object of '\(binding.table.className)' from '\(realm.file.url.path)': \(error)")
+            realm.cannotRead("an object of '\(binding.table.className)'", error)
         }
         guard let record else { return nil }
         realm.checkRecord(record, of: binding.table)

@@ -51,7 +51,7 @@ extension Realm {
         checkThread()
         require(!isFrozen, "Can't perform transactions on a frozen Realm")
         require(!configuration.readOnly, "Can't perform transactions on read-only Realms.")
-        require(writeTransaction == nil, "The Realm is already in a write transaction")
+        require(!isInWriteTransactionUnchecked, "The Realm is already in a write transaction")
         let turn = try await file.committer.join()
         let outcome = runNested(in: turn.parent, block)
         let log = changeLogOfLastNestedWrite
@@ -79,20 +79,20 @@ extension Realm {
         do {
             nested = try Transaction(nestedIn: parent, environment: file.environment)
         } catch {
-            return .failure(Realm.Error((error as? LMDBError) ?? LMDBError(code: EIO), url: file.url, doing: "Cannot begin a write to"))
+            return .failure(Realm.Error(error, url: file.url, doing: "Cannot begin a write to"))
         }
         beginWrite(adopting: nested)
         let result: Result
         do {
             result = try block()
         } catch {
-            require(writeTransaction != nil, "An asyncWrite block must not end its own transaction")
+            require(isInWriteTransactionUnchecked, "An asyncWrite block must not end its own transaction")
             changeLog = nil
             cancelWrite()
             changeLogOfLastNestedWrite = file.hub.isRecording ? ChangeLog() : nil
             return .failure(error)
         }
-        require(writeTransaction != nil, "An asyncWrite block must not end its own transaction")
+        require(isInWriteTransactionUnchecked, "An asyncWrite block must not end its own transaction")
         do {
             try commitNested()
         } catch {

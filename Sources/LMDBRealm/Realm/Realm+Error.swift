@@ -99,6 +99,15 @@ public func ~= (code: Realm.Error.Code, error: any Error) -> Bool {
 }
 
 extension Realm.Error {
+    /// `error` as a ``Realm/Error``: itself if it is one, translated if it came from LMDB.
+    init(_ error: any Error, url: URL, doing what: String) {
+        if let error = error as? Realm.Error {
+            self = error
+        } else {
+            self.init((error as? LMDBError) ?? LMDBError.ioError, url: url, doing: what)
+        }
+    }
+
     /// Translates an LMDB error met while working on `url`.
     init(_ error: LMDBError, url: URL, doing what: String) {
         let path = url.path

@@ -35,6 +35,7 @@ extension Realm {
     ///   the `write` block, the whole transaction is rolled back.
     public func add(_ object: Object, update: UpdatePolicy = .error) throws {
         checkWriteThread()
+        if let writeFailure { throw writeFailure }
         if let owner = object._realm {
             require(
                 owner === self,
@@ -127,8 +128,9 @@ extension Realm {
                     try keyScratch.withUnsafeBytes { try bufferIndexEntries(table, record: record, key: $0) }
                 }
             }
-        } catch let error as LMDBError {
-            throw Realm.Error(error, url: file.url, doing: "Cannot add an object of '\(table.className)' to")
+        } catch {
+            recordWriteFailure(error, doing: "Cannot add an object of '\(table.className)' to")
+            throw writeFailure!
         }
         guard stored else {
             let pk = info.primaryKeyColumn!
@@ -214,8 +216,8 @@ extension Realm {
             }
             changeLog?.changes(for: table).modified[object._key, default: 0] |= ChangeLog.bit(storedColumn)
         } catch {
-            // A setter cannot throw; the map filling up here is reported at commit too.
-            fatalError("Cannot update an object of '\(table.className)' in '\(file.url.path)': \(error)")
+            // A setter cannot throw: the write records the error, and its commit throws it.
+            recordWriteFailure(error, doing: "Cannot update an object of '\(table.className)' in")
         }
         generation &+= 1
     }
@@ -226,6 +228,8 @@ extension Realm {
     /// transaction.
     public func delete(_ object: Object) {
         checkWriteThread()
+        // A failed write changes nothing more (its commit throws the failure).
+        guard writeFailure == nil else { return }
         require(object._realm === self, "Can only delete an object from the Realm it belongs to.")
         require(!object.isInvalidated, "Object has been deleted or invalidated.")
         if let current = bindingForReading(type(of: object)), current !== object._binding { object._binding = current }
@@ -233,7 +237,7 @@ extension Realm {
         do {
             try removeObjects([object._key], from: table)
         } catch {
-            fatalError("Cannot delete an object of '\(table.className)' from '\(file.url.path)': \(error)")
+            recordWriteFailure(error, doing: "Cannot delete an object of '\(table.className)' from")
         }
     }
 
@@ -256,13 +260,14 @@ extension Realm {
     /// results are evaluated, and deleted by key without creating accessors.
     public func delete<Element>(_ results: Results<Element>) {
         checkWriteThread()
+        guard writeFailure == nil else { return }
         let core = results.core
         require(core.realm === self, "Can only delete objects from the Realm they belong to.")
         guard let binding = core.resolveBinding() else { return }
         do {
             try removeObjects(core.isWholeTable ? nil : core.evaluatedKeys(), from: binding.table)
         } catch {
-            fatalError("Cannot delete objects of '\(binding.table.className)' from '\(file.url.path)': \(error)")
+            recordWriteFailure(error, doing: "Cannot delete objects of '\(binding.table.className)' from")
         }
     }
 
@@ -270,12 +275,13 @@ extension Realm {
     /// invalidated. Must be called inside a write transaction.
     public func deleteAll() {
         checkWriteThread()
+        guard writeFailure == nil else { return }
         // Every index is emptied: the entries not yet written need not be.
         pendingIndexEntries.removeAll()
         do {
             for table in try allTables() { try removeObjects(nil, from: table) }
         } catch {
-            fatalError("Cannot delete all objects of '\(file.url.path)': \(error)")
+            recordWriteFailure(error, doing: "Cannot delete all objects of")
         }
     }
 
@@ -382,7 +388,7 @@ extension Realm {
         do {
             found = try txn.get(binding.table.database.dbi, key: key)
         } catch {
-            fatalError("Cannot read '\(binding.table.className)' from '\(file.url.path)': \(error)")
+            cannotRead("objects of '\(binding.table.className)'", error)
         }
         guard let found else { return nil }
         return makeObject(binding, key: key, record: found)

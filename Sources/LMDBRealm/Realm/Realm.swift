@@ -43,7 +43,13 @@ public final class Realm {
     @exclusivity(unchecked) var writeView: UnsafeTransaction?
     /// Identifies the current write, for per-table state kept in ``Table``.
     private(set) var writeID: UInt64 = 0
+    /// The thread of the current write; set from `beginWrite` to its end, also when the write
+    /// failed to begin.
     private var writeThread: pthread_t?
+    /// The first error the world caused in the current write (a full map, an I/O error, a
+    /// write lock that could not be taken). From then on the write changes nothing more, and
+    /// `commitWrite` rolls it back and throws this error.
+    private(set) var writeFailure: Realm.Error?
     /// Tables created by the current write, published to the file when it commits.
     private var pendingTables: [String: Table] = [:]
     /// The catalog version the current write moves the file to, if it changes the catalog.
@@ -345,7 +351,7 @@ public final class Realm {
                 snapshotView = fresh.view
             }
         } catch {
-            fatalError("Cannot take a new snapshot of '\(file.url.path)': \(error)")
+            cannotRead("a new snapshot", error)
         }
         snapshotIsReset = false
         let id = snapshotView.id
@@ -410,7 +416,7 @@ public final class Realm {
 
     /// A queue- or actor-confined realm's own refresh, when the file changed.
     func autorefreshNow() {
-        guard autorefresh, writeTransaction == nil else { return }
+        guard autorefresh, writeThread == nil else { return }
         let latest = file.hub.latestVersion
         if snapshotIsReset || snapshotID < latest { moveToNewestVersion() }
         deliverNotifications()
@@ -431,8 +437,11 @@ public final class Realm {
     /// Whether the realm is inside a write transaction.
     public var isInWriteTransaction: Bool {
         checkThread()
-        return writeTransaction != nil
+        return writeThread != nil
     }
+
+    /// As ``isInWriteTransaction``, without the confinement check.
+    var isInWriteTransactionUnchecked: Bool { writeThread != nil }
 
     /// Runs `block` in a write transaction and commits it.
     ///
@@ -462,13 +471,13 @@ public final class Realm {
     public func beginWrite() {
         checkThread()
         require(!isFrozen, "Can't perform transactions on a frozen Realm")
-        require(writeTransaction == nil, "The Realm is already in a write transaction")
+        require(writeThread == nil, "The Realm is already in a write transaction")
         require(!configuration.readOnly, "Can't perform transactions on read-only Realms.")
         if !notifiers.isEmpty && !isDelivering {
             // Observers first see the changes others made before this write.
             moveToNewestVersion()
             deliverNotifications()
-            require(writeTransaction == nil, "The Realm is already in a write transaction")
+            require(writeThread == nil, "The Realm is already in a write transaction")
         }
         // Released before the write begins: adopting another process's map growth waits for
         // every transaction of this process, this snapshot included.
@@ -477,7 +486,14 @@ public final class Realm {
         do {
             txn = try Transaction(environment: file.environment, readOnly: false)
         } catch {
-            fatalError("Cannot begin a write transaction on '\(file.url.path)': \(error)")
+            // A write that could not begin is still a write, as RealmSwift's `beginWrite` does
+            // not throw: it reads the version before it, changes nothing, and `commitWrite`
+            // throws the error.
+            writeThread = pthread_self()
+            writeID = Realm.nextWriteID.add(1, ordering: .relaxed).newValue
+            generation &+= 1
+            recordWriteFailure(error, doing: "Cannot begin a write to")
+            return
         }
         beginWrite(adopting: txn)
     }
@@ -513,9 +529,12 @@ public final class Realm {
         checkWriteThread()
         do {
             try flushIndexEntries()
-        } catch let error as LMDBError {
+        } catch {
+            recordWriteFailure(error, doing: "Cannot commit a write to")
+        }
+        if let failure = writeFailure {
             cancelWrite()
-            throw Realm.Error(error, url: file.url, doing: "Cannot commit a write to")
+            throw failure
         }
         do {
             // The new version would be one more than the versions pinned now.
@@ -525,12 +544,12 @@ public final class Realm {
             throw error
         }
         let log = takeChangeLog()
-        let txn = endWrite()
+        let txn = endWrite()!
         let version = txn.id
         if let log, !log.isEmpty { file.hub.stage(log, version: version) }
         do {
             try txn.commit()
-        } catch let error as LMDBError {
+        } catch {
             file.hub.unstage(version: version)
             dropPendingTables()
             throw Realm.Error(error, url: file.url, doing: "Cannot commit a write to")
@@ -578,14 +597,37 @@ public final class Realm {
         return log
     }
 
-    /// Ends the current write's state and returns its transaction, to commit or abort.
-    private func endWrite() -> Transaction {
-        let txn = writeTransaction.take()!
+    /// Ends the current write's state and returns its transaction, to commit or abort (none if
+    /// the write failed to begin).
+    private func endWrite() -> Transaction? {
+        let txn = writeTransaction.take()
         writeView = nil
         writeThread = nil
+        writeFailure = nil
         writeID = 0
         generation &+= 1
         return txn
+    }
+
+    /// Records `error` as the current write's failure, unless one is recorded already: the
+    /// later errors of a failed LMDB transaction are consequences of the first.
+    ///
+    /// The non-throwing mutators (setters, `delete`, `deleteAll`) report what the world did to
+    /// them this way, and `commitWrite` throws it, leaving the file as it was.
+    func recordWriteFailure(_ error: any Swift.Error, doing what: @autoclosure () -> String) {
+        guard writeFailure == nil else { return }
+        writeFailure = Realm.Error(error, url: file.url, doing: what())
+    }
+
+    /// Stops the process because reading `what` ("objects of 'Article'") met `error`: reads
+    /// cannot throw, and an answer made up without the data would be wrong. Every read that
+    /// cannot go on stops here.
+    func cannotRead(_ what: String, _ error: any Swift.Error) -> Never {
+        var message = "Cannot read \(what) from the realm at '\(file.url.path)': \(error)"
+        if let writeFailure {
+            message += " (the write transaction had already failed: \(writeFailure.message); commitWrite throws that error)"
+        }
+        fatalError(message)
     }
 
     /// Commits a nested write into its group's transaction; its change log is kept in
@@ -593,16 +635,19 @@ public final class Realm {
     func commitNested() throws {
         do {
             try flushIndexEntries()
-        } catch let error as LMDBError {
+        } catch {
+            recordWriteFailure(error, doing: "Cannot commit a write to")
+        }
+        if let failure = writeFailure {
             cancelWrite()
             changeLogOfLastNestedWrite = file.hub.isRecording ? ChangeLog() : nil
-            throw Realm.Error(error, url: file.url, doing: "Cannot commit a write to")
+            throw failure
         }
         let log = takeChangeLog()
-        let txn = endWrite()
+        let txn = endWrite()!
         do {
             try txn.commit()
-        } catch let error as LMDBError {
+        } catch {
             dropPendingTables()
             changeLogOfLastNestedWrite = file.hub.isRecording ? ChangeLog() : nil
             throw Realm.Error(error, url: file.url, doing: "Cannot commit a write to")
@@ -615,7 +660,7 @@ public final class Realm {
         checkWriteThread()
         pendingIndexEntries.removeAll()
         changeLog = nil
-        endWrite().abort()
+        endWrite()?.abort()
         dropPendingTables()
     }
 
@@ -645,12 +690,13 @@ public final class Realm {
 
     /// The transaction queries read through: as ``readTransaction()``, with the current
     /// write's buffered index entries written first.
+    /// A failure to write them is the write's failure (see ``recordWriteFailure(_:doing:)``).
     func queryTransaction() -> UnsafeTransaction {
-        if writeView != nil && !pendingIndexEntries.isEmpty {
+        if writeView != nil && !pendingIndexEntries.isEmpty && writeFailure == nil {
             do {
                 try flushIndexEntries()
             } catch {
-                fatalError("Cannot write the index entries of '\(file.url.path)': \(error)")
+                recordWriteFailure(error, doing: "Cannot write the index entries of a write to")
             }
         }
         return readTransaction()

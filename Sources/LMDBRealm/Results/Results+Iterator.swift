@@ -103,7 +103,7 @@ final class TableWalk {
                 entry = try cursor.next()
             }
         } catch {
-            fatalError("Cannot read '\(binding.table.className)' from '\(realm.file.url.path)': \(error)")
+            realm.cannotRead("objects of '\(binding.table.className)'", error)
         }
         exhausted = batch.count < batchLimit
     }
@@ -145,7 +145,7 @@ final class EvaluatedObjects {
             do {
                 record = try entries[i].key.withBytes { try txn.get(binding.table.database.dbi, key: $0) }
             } catch {
-                fatalError("Cannot read '\(binding.table.className)' from '\(realm.file.url.path)': \(error)")
+                realm.cannotRead("objects of '\(binding.table.className)'", error)
             }
             if let record { return entries[i].key.withBytes { accessor($0, record) } }
         }

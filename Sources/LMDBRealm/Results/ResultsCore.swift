@@ -206,7 +206,7 @@ final class ResultsCore {
             do {
                 found = try entries[i].key.withBytes { try txn.get(table.database.dbi, key: $0) }
             } catch {
-                fatalError("Cannot read '\(table.className)' from '\(realm.file.url.path)': \(error)")
+                realm.cannotRead("objects of '\(table.className)'", error)
             }
             guard let found else {
                 fatalError("The realm at '\(realm.file.url.path)' is damaged: an index of '\(table.className)' names a missing object")
@@ -269,7 +269,7 @@ final class ResultsCore {
                         return true
                     }
                 } catch {
-                    fatalError("Cannot read '\(binding.table.className)' from '\(realm.file.url.path)': \(error)")
+                    realm.cannotRead("objects of '\(binding.table.className)'", error)
                 }
             }
         } else {
@@ -299,7 +299,7 @@ final class ResultsCore {
             guard let record else { fatalError("Object has been deleted or invalidated.") }
             return keys[position].withBytes { realm.makeObject(tableBinding, key: $0, record: record) }
         } catch {
-            fatalError("Cannot read '\(tableBinding.table.className)' from '\(realm.file.url.path)': \(error)")
+            realm.cannotRead("objects of '\(tableBinding.table.className)'", error)
         }
     }
 
@@ -317,7 +317,7 @@ final class ResultsCore {
             guard let entry = try cursor.last() else { return nil }
             return realm.makeObject(binding, key: entry.key, record: entry.value)
         } catch {
-            fatalError("Cannot read '\(binding.table.className)' from '\(realm.file.url.path)': \(error)")
+            realm.cannotRead("objects of '\(binding.table.className)'", error)
         }
     }
 

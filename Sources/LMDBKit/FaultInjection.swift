@@ -1,0 +1,66 @@
+import Synchronization
+
+/// Makes chosen LMDB calls fail as the world can make them fail (a full map, a full reader
+/// table, an I/O error), so that tests can reach every error path of the layers above.
+///
+/// ```swift
+/// FaultInjection.fail("mdb_del", with: .mapFull)      // the next mdb_del returns MDB_MAP_FULL
+/// ```
+/// The failure is returned instead of calling LMDB, as the named function would return it;
+/// the wrapper then handles it as any other return code (a write transaction is poisoned by
+/// the codes that poison it). Injection is process-wide: a test that uses it runs in a process
+/// of its own (an exit test). When nothing is armed, each wrapped call pays one relaxed atomic
+/// load.
+@_spi(Testing) public enum FaultInjection {
+    private static let armed = Atomic<Bool>(false)
+    private static let plan = Mutex<[String: Fault]>([:])
+
+    private struct Fault {
+        var code: Int32
+        /// Calls to let through before failing.
+        var skip: Int
+        /// Calls to fail, once `skip` reaches 0.
+        var remaining: Int
+    }
+
+    /// Fails calls of the LMDB function `function` (`"mdb_put"`, `"mdb_txn_begin"`, …) with
+    /// `error`: `times` calls in a row, after letting `after` calls through.
+    public static func fail(_ function: String, with error: LMDBError, times: Int = 1, after: Int = 0) {
+        plan.withLock { $0[function] = Fault(code: error.code, skip: after, remaining: times) }
+        armed.store(true, ordering: .releasing)
+    }
+
+    /// Removes every planned failure.
+    public static func reset() {
+        plan.withLock { $0.removeAll() }
+        armed.store(false, ordering: .releasing)
+    }
+
+    /// The return code planned for this call of `function`, if any: consumed by the call.
+    @inline(__always)
+    static func injected(_ function: StaticString) -> Int32? {
+        guard _slowPath(armed.load(ordering: .relaxed)) else { return nil }
+        return take(function.description)
+    }
+
+    private static func take(_ function: String) -> Int32? {
+        plan.withLock { plan in
+            guard var fault = plan[function], fault.remaining > 0 else { return nil }
+            if fault.skip > 0 {
+                fault.skip -= 1
+                plan[function] = fault
+                return nil
+            }
+            fault.remaining -= 1
+            plan[function] = fault
+            return fault.code
+        }
+    }
+}
+
+/// Calls LMDB's `function` through `call`, unless a test planned its failure.
+@inline(__always)
+func lmdb(_ function: StaticString, _ call: () -> Int32) -> Int32 {
+    if let code = FaultInjection.injected(function) { return code }
+    return call()
+}

@@ -1,0 +1,165 @@
+import Foundation
+@_spi(Testing) import LMDBKit
+@_spi(Testing) import LMDBRealm
+import TestSupport
+import Testing
+
+/// What the world does to a write (a full map, an I/O error, a lock that cannot be taken)
+/// reaches the user as a `Realm.Error` from `commitWrite`/`write`, never as a crash, and leaves
+/// the file as it was. The non-throwing mutators (setters, `delete`, `deleteAll`) record the
+/// first such error in the write; the write changes nothing after it.
+///
+/// The injected failures (`FaultInjection`) are process-wide, so those tests run in a child
+/// process each (exit tests).
+@Suite struct WriteFailureTests {
+    @Test func aSetterThatFillsTheMapFailsTheCommitAndChangesNothing() throws {
+        try withTemporaryDirectory { dir in
+            var config = makeConfiguration(dir)
+            config.maximumFileSize = 1 << 20
+            let realm = try Realm(configuration: config)
+            let article = Article(id: "a", wordCount: 1)
+            try realm.write { try realm.add(article) }
+            do {
+                try realm.write {
+                    article.wordCount = 2
+                    article.leadParagraph = String(repeating: "x", count: 2 << 20)   // larger than the map
+                    article.wordCount = 3                                            // after the failure: ignored
+                }
+                Issue.record("expected mapFull")
+            } catch let error as Realm.Error {
+                #expect(error.code == .mapFull)
+                #expect(error.message.contains("Article"))
+                #expect(error.message.contains(config.fileURL!.path))
+            }
+            #expect(article.wordCount == 1)
+            #expect(article.leadParagraph == "Lead of a")
+            #expect(!realm.isInWriteTransaction)
+            // The next write works once the cause is gone.
+            try realm.write { article.wordCount = 4 }
+            #expect(realm.objects(Article.self).first?.wordCount == 4)
+        }
+    }
+
+    @Test func beginWriteAndCommitWriteReportTheFailureThroughCommit() throws {
+        try withTemporaryDirectory { dir in
+            var config = makeConfiguration(dir)
+            config.maximumFileSize = 1 << 20
+            let realm = try Realm(configuration: config)
+            let article = Article(id: "a", wordCount: 1)
+            try realm.write { try realm.add(article) }
+            realm.beginWrite()
+            article.leadParagraph = String(repeating: "y", count: 2 << 20)
+            #expect(realm.isInWriteTransaction)
+            #expect(throws: Realm.Error.self) { try realm.commitWrite() }
+            #expect(!realm.isInWriteTransaction)
+            #expect(article.leadParagraph == "Lead of a")
+        }
+    }
+
+    @Test func deletingWhenTheMapIsFullFailsTheCommit() async {
+        await #expect(processExitsWith: .success) {
+            try WriteFailureTests.withArticles { realm in
+                FaultInjection.fail("mdb_cursor_del", with: .mapFull)
+                try WriteFailureTests.expectMapFull {
+                    try realm.write { realm.delete(realm.objects(Article.self).first!) }
+                }
+                precondition(realm.objects(Article.self).count == 3, "the failed delete changed the file")
+            }
+        }
+    }
+
+    @Test func deletingResultsWhenTheMapIsFullFailsTheCommit() async {
+        await #expect(processExitsWith: .success) {
+            try WriteFailureTests.withArticles { realm in
+                FaultInjection.fail("mdb_cursor_del", with: .mapFull, after: 1)
+                try WriteFailureTests.expectMapFull {
+                    try realm.write { realm.delete(realm.objects(Article.self).where { $0.wordCount > 0 }) }
+                }
+                precondition(realm.objects(Article.self).count == 3, "the failed delete changed the file")
+            }
+        }
+    }
+
+    @Test func deleteAllWhenTheMapIsFullFailsTheCommit() async {
+        await #expect(processExitsWith: .success) {
+            try WriteFailureTests.withArticles { realm in
+                FaultInjection.fail("mdb_drop", with: .mapFull)
+                try WriteFailureTests.expectMapFull {
+                    try realm.write {
+                        realm.deleteAll()
+                        realm.deleteAll()   // after the failure: changes nothing
+                    }
+                }
+                precondition(realm.objects(Article.self).count == 3, "the failed deleteAll changed the file")
+            }
+        }
+    }
+
+    @Test func aWriteThatCannotBeginThrowsFromItsCommit() async {
+        await #expect(processExitsWith: .success) {
+            try WriteFailureTests.withArticles { realm in
+                FaultInjection.fail("mdb_txn_begin", with: .ioError)
+                var ran = false
+                do {
+                    try realm.write {
+                        ran = true
+                        // The write reads the version before it and changes nothing.
+                        precondition(realm.objects(Article.self).count == 3)
+                        realm.objects(Article.self).first!.wordCount = 99
+                        realm.deleteAll()
+                    }
+                    preconditionFailure("expected an error")
+                } catch let error as Realm.Error {
+                    precondition(error.code == .fileAccess, "\(error)")
+                    precondition(error.message.contains("Cannot begin a write"), error.message)
+                }
+                precondition(ran)
+                precondition(!realm.isInWriteTransaction)
+                precondition(realm.objects(Article.self).count == 3)
+                precondition(!realm.objects(Article.self).contains { $0.wordCount == 99 })
+                try realm.write { realm.deleteAll() }
+                precondition(realm.objects(Article.self).isEmpty)
+            }
+        }
+    }
+
+    @Test func aFailedCommitOfAnAsyncWriteReachesItsCaller() async {
+        await #expect(processExitsWith: .success) {
+            let dir = try makeTemporaryDirectory()
+            let store = try await ArticleStore(configuration: makeConfiguration(dir, types: [Article.self]))
+            FaultInjection.fail("mdb_txn_commit", with: .noSpace)
+            do {
+                try await store.add("a")
+                preconditionFailure("expected an error")
+            } catch let error as Realm.Error {
+                precondition(error.code == .noSpace, "\(error)")
+            }
+            let before = await store.count()
+            precondition(before == 0)
+            try await store.add("b")
+            let after = await store.count()
+            precondition(after == 1)
+        }
+    }
+
+    /// Runs `body` with a realm of three articles, in a new directory.
+    static func withArticles(_ body: (Realm) throws -> Void) throws {
+        let dir = try makeTemporaryDirectory()
+        let realm = try Realm(configuration: makeConfiguration(dir, types: [Article.self]))
+        try realm.write {
+            for i in 0..<3 { try realm.add(Article(id: "a\(i)", section: "S\(i)", wordCount: 10 + i)) }
+        }
+        try body(realm)
+    }
+
+    /// Runs `body`, which must throw `mapFull`.
+    static func expectMapFull(_ body: () throws -> Void) throws {
+        do {
+            try body()
+            preconditionFailure("expected mapFull")
+        } catch let error as Realm.Error {
+            precondition(error.code == .mapFull, "\(error)")
+            precondition(error.message.contains("test.realm"), error.message)
+        }
+    }
+}
