@@ -45,7 +45,7 @@ final class CommitHub: @unchecked Sendable {
     // MARK: - Change logs
 
     /// Whether a write beginning now should record what it changes.
-    var isRecording: Bool { observerCount.load(ordering: .acquiring) > 0 && Realm.recordsChangeLogs }
+    var isRecording: Bool { observerCount.load(ordering: .acquiring) > 0 }
 
     func observerAdded() { observerCount.add(1, ordering: .releasing) }
     func observerRemoved() { observerCount.subtract(1, ordering: .releasing) }

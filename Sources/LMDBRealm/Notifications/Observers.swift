@@ -44,14 +44,9 @@ class NotificationObserver {
 }
 
 extension Realm {
-    private static let changeLogsEnabled = Atomic<Bool>(true)
-
-    /// Whether writes record change logs for observers (the default). Without them, observers
-    /// compare the two versions record by record, as they do for other processes' commits.
-    @_spi(Testing) public static var recordsChangeLogs: Bool {
-        get { changeLogsEnabled.load(ordering: .relaxed) }
-        set { changeLogsEnabled.store(newValue, ordering: .relaxed) }
-    }
+    /// Whether a write beginning now records what it changes: while anything in the process
+    /// observes the file, unless the configuration says otherwise.
+    var recordsChangeLogs: Bool { configuration.recordsChangeLogs && file.hub.isRecording }
 
     /// Registers `observer`, counting it for the file so that writes record change logs. When
     /// its token is invalidated on the realm's thread or queue, it is dropped at once (with

@@ -89,7 +89,7 @@ extension Realm {
             require(isInWriteTransactionUnchecked, "An asyncWrite block must not end its own transaction")
             changeLog = nil
             cancelWrite()
-            changeLogOfLastNestedWrite = file.hub.isRecording ? ChangeLog() : nil
+            changeLogOfLastNestedWrite = recordsChangeLogs ? ChangeLog() : nil
             return .failure(error)
         }
         require(isInWriteTransactionUnchecked, "An asyncWrite block must not end its own transaction")

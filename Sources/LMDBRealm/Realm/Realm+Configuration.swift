@@ -48,6 +48,11 @@ extension Realm {
         /// ``Realm/Error/Code/tooManyActiveVersions`` instead, and the write is rolled back.
         public var maximumNumberOfActiveVersions: UInt?
 
+        /// Whether the writes of realms opened with this configuration record what they change
+        /// for observers (the default). Without it, observers compare the two versions record
+        /// by record, as they do for other processes' commits. For tests of that comparison.
+        @_spi(Testing) public var recordsChangeLogs = true
+
         /// A configuration for the file at `fileURL`.
         public init(
             fileURL: URL? = nil, readOnly: Bool = false, schemaVersion: UInt64 = 0,

@@ -151,7 +151,7 @@ public final class Realm {
             let queue = token.queue
             startListening { listener, delay in
                 if let delay {
-                    queue.asyncAfter(deadline: .now() + .nanoseconds(Int(delay.components.attoseconds / 1_000_000_000))) { listener.run() }
+                    queue.asyncAfter(deadline: .now() + delay.dispatchInterval) { listener.run() }
                 } else {
                     queue.async { listener.run() }
                 }
@@ -414,10 +414,15 @@ public final class Realm {
         renewSnapshot()
     }
 
-    /// A queue- or actor-confined realm's own refresh, when the file changed.
+    /// A queue- or actor-confined realm's own refresh, when the file changed; with
+    /// ``autorefresh`` off, its realm observers hear `.refreshRequired` instead.
     func autorefreshNow() {
-        guard autorefresh, writeThread == nil else { return }
+        guard writeThread == nil else { return }
         let latest = file.hub.latestVersion
+        guard autorefresh else {
+            if snapshotIsReset || snapshotID < latest { deliverRefreshRequired() }
+            return
+        }
         if snapshotIsReset || snapshotID < latest { moveToNewestVersion() }
         deliverNotifications()
         if snapshotID < latest { listener?.retrySoon() }
@@ -584,7 +589,7 @@ public final class Realm {
         writeThread = pthread_self()
         writeID = Realm.nextWriteID.add(1, ordering: .relaxed).newValue
         generation &+= 1
-        changeLog = file.hub.isRecording ? ChangeLog() : nil
+        changeLog = recordsChangeLogs ? ChangeLog() : nil
         syncCatalog(writeView!)
     }
 
@@ -640,7 +645,7 @@ public final class Realm {
         }
         if let failure = writeFailure {
             cancelWrite()
-            changeLogOfLastNestedWrite = file.hub.isRecording ? ChangeLog() : nil
+            changeLogOfLastNestedWrite = recordsChangeLogs ? ChangeLog() : nil
             throw failure
         }
         let log = takeChangeLog()
@@ -649,7 +654,7 @@ public final class Realm {
             try txn.commit()
         } catch {
             dropPendingTables()
-            changeLogOfLastNestedWrite = file.hub.isRecording ? ChangeLog() : nil
+            changeLogOfLastNestedWrite = recordsChangeLogs ? ChangeLog() : nil
             throw Realm.Error(error, url: file.url, doing: "Cannot commit a write to")
         }
         changeLogOfLastNestedWrite = log
@@ -901,3 +906,12 @@ public final class Realm {
 @available(*, unavailable, message: "a Realm belongs to the thread or queue that opened it; open one per thread")
 extension Realm: Sendable {}
 
+extension Duration {
+    /// The duration as Dispatch's interval, whole seconds and fraction both.
+    var dispatchInterval: DispatchTimeInterval {
+        let (seconds, attoseconds) = components
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return .never }
+        return .nanoseconds(Int(clamping: scaled &+ attoseconds / 1_000_000_000))
+    }
+}

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-@_spi(Testing) import LMDBRealm
+@_spi(Testing) @testable import LMDBRealm
 import TestSupport
 import Testing
 
@@ -199,6 +199,38 @@ struct Delta: Equatable, Sendable, CustomStringConvertible {
         }
     }
 
+    @Test func aQueueConfinedRealmThatDoesNotRefreshHearsRefreshRequired() throws {
+        try withTemporaryDirectory { dir in
+            let config = makeConfiguration(dir, types: [Article.self])
+            let queue = DispatchQueue(label: "realm")
+            let holder = TokenHolder()
+            queue.sync {
+                let realm = try! Realm(configuration: config, queue: queue)
+                realm.autorefresh = false
+                holder.didChange = realm.observe { notification, _ in holder.notifications.append(notification) }
+                holder.realm = realm
+            }
+            let writer = try Realm(configuration: config)
+            try writer.write { try writer.add(Article(id: "a")) }
+            #expect(holder.notifications.wait(count: 1) == [.refreshRequired])
+            // The realm stayed where it was until asked to move.
+            let counts: (Int, Int) = queue.sync {
+                let realm = holder.realm!
+                let before = realm.objects(Article.self).count
+                realm.refresh()
+                return (before, realm.objects(Article.self).count)
+            }
+            #expect(counts.0 == 0 && counts.1 == 1)
+            queue.sync { holder.didChange = nil; holder.realm = nil }
+        }
+    }
+
+    @Test func durationsBecomeDispatchIntervalsWithTheirWholeSeconds() {
+        #expect(Duration.milliseconds(1).dispatchInterval == .nanoseconds(1_000_000))
+        #expect(Duration.seconds(2).dispatchInterval == .nanoseconds(2_000_000_000))
+        #expect(Duration.milliseconds(1500).dispatchInterval == .nanoseconds(1_500_000_000))
+    }
+
     @Test func objectNotificationsReportOldAndNewValuesThenDeletion() throws {
         try withTemporaryDirectory { dir in
             let config = makeConfiguration(dir, types: [Article.self])
@@ -238,8 +270,9 @@ struct Delta: Equatable, Sendable, CustomStringConvertible {
 
 /// Keeps tokens and collected notifications across queue blocks.
 final class TokenHolder: @unchecked Sendable {
-    // @unchecked Sendable: the tokens are set and released on the realm's queue only.
+    // @unchecked Sendable: the tokens and the realm are set and released on the realm's queue only.
     var token: NotificationToken?
     var didChange: NotificationToken?
+    var realm: Realm?
     let notifications = Collector<Realm.Notification>()
 }

@@ -83,9 +83,9 @@ import Testing
 
     static func run(logs: Bool, observesAll: Bool, shape: @escaping @Sendable (Results<Article>) -> Results<Article>) throws {
         try withTemporaryDirectory { dir in
-            let config = makeConfiguration(dir, types: [Article.self])
-            Realm.recordsChangeLogs = logs
-            defer { Realm.recordsChangeLogs = true }
+            var configuration = makeConfiguration(dir, types: [Article.self])
+            configuration.recordsChangeLogs = logs
+            let config = configuration
             let realm = try Realm(configuration: config)
             try realm.write { for i in 0..<40 { try realm.add(Article(id: "k\(i)", wordCount: (i * 37) % 500)) } }
             let queue = DispatchQueue(label: "observer")
