@@ -173,12 +173,13 @@ public final class Environment: @unchecked Sendable {
         public var pageSize: Int
     }
 
-    /// The corresponding LMDB functions are `mdb_env_info` and `mdb_env_stat`.
-    public func info() throws -> Info {
+    /// The corresponding LMDB functions are `mdb_env_info` and `mdb_env_stat`; they fail only
+    /// for a null environment or argument, which this wrapper never passes.
+    public func info() -> Info {
         var info = MDB_envinfo()
-        try check(mdb_env_info(handle, &info), "mdb_env_info")
         var stat = MDB_stat()
-        try check(mdb_env_stat(handle, &stat), "mdb_env_stat")
+        let rc = mdb_env_info(handle, &info) | mdb_env_stat(handle, &stat)
+        require(rc == MDB_SUCCESS, "mdb_env_info or mdb_env_stat failed on \(path): \(rc)")
         return Info(
             mapSize: info.me_mapsize, lastPageNumber: info.me_last_pgno,
             lastTransactionID: info.me_last_txnid, maxReaders: Int(info.me_maxreaders),

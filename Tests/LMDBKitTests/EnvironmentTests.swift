@@ -256,9 +256,9 @@ import Testing
         try withTemporaryDirectory { dir in
             let env = try openEnvironment(at: dir.file()) { $0.maxReaders = 50 }
             let db = try env.createDatabase(named: "t")
-            let before = try env.info()
+            let before = env.info()
             try store(bytes("v"), bytes("k"), in: db, of: env)
-            let after = try env.info()
+            let after = env.info()
             #expect(after.lastTransactionID == before.lastTransactionID + 1)
             #expect(after.pageSize >= 4096)
             #expect(after.mapSize == env.mapSize)

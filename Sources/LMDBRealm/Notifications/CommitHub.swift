@@ -104,12 +104,12 @@ final class CommitHub: @unchecked Sendable {
     /// Announces the file's newest committed version, after a commit of this process (which
     /// may have changed nothing, and so created no version).
     func announceCommitted() {
-        if let info = try? environment.info() { announce(info.lastTransactionID) }
+        announce(environment.info().lastTransactionID)
     }
 
     /// The newest version this process knows the file has.
     var latestVersion: Int {
-        let committed = (try? environment.info().lastTransactionID) ?? 0
+        let committed = environment.info().lastTransactionID
         return lock.withLock { max(latest, committed) }
     }
 
@@ -143,7 +143,8 @@ final class CommitHub: @unchecked Sendable {
             // Drain the events; only "the file was written" matters.
             var buffer = [UInt8](repeating: 0, count: 4096)
             while buffer.withUnsafeMutableBytes({ read(fd, $0.baseAddress, $0.count) }) > 0 {}
-            guard let self, let info = try? self.environment.info() else { return }
+            guard let self else { return }
+            let info = self.environment.info()
             self.announce(info.lastTransactionID)
         }
         source.setCancelHandler { close(fd) }

@@ -19,7 +19,11 @@ extension Realm {
         require(!isInWriteTransactionUnchecked, "Cannot freeze a Realm in a write transaction")
         let current = currentSnapshot()
         if let cached = frozenCopy, cached.snapshot === current { return cached }
-        current.warm(((try? allTables()) ?? []) + file.allTables)
+        do {
+            try current.warm(allTables() + file.allTables)
+        } catch {
+            cannotRead("the catalog", error)
+        }
         let frozen = Realm(frozen: current, configuration: configuration)
         frozenCopy = frozen
         return frozen
@@ -165,7 +169,7 @@ extension Realm {
     func object<T: Object>(withKey key: ObjectKey, of type: T.Type) -> T? {
         guard let binding = bindingForReading(type) else { return nil }
         let txn = readTransaction()
-        let record = key.withBytes { (try? txn.get(binding.table.database.dbi, key: $0)) ?? nil }
+        let record = key.withBytes { k -> UnsafeRawBufferPointer? in self.record(of: binding.table, key: k, in: txn) }
         guard let record else { return nil }
         return key.withBytes { unsafeDowncast(makeObject(binding, key: $0, record: record), to: T.self) }
     }

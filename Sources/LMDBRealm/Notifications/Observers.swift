@@ -230,13 +230,14 @@ final class ResultsObserver<Element: Object>: NotificationObserver {
             return
         }
         let table = binding.table
-        let dbi = table.database.dbi
         let observed = columnMask(keyPaths, of: table)
 
         /// Whether the object under `key` changed in an observed column between the versions.
         func changed(_ key: ObjectKey) -> Bool {
             key.withBytes { k in
-                guard let old = try? base.view.get(dbi, key: k), let new = try? current.view.get(dbi, key: k) else { return true }
+                guard let old = realm.record(of: table, key: k, in: base.view),
+                    let new = realm.record(of: table, key: k, in: current.view)
+                else { return true }
                 return observedFieldsDiffer(table, old, new, observed: observed, file: realm.file)
             }
         }
@@ -346,7 +347,6 @@ final class ObjectObserver<T: Object>: NotificationObserver {
             return
         }
         let table = binding.table
-        let dbi = table.database.dbi
         var candidates = ChangeLog.allColumns
         if let logs, !logs.contains(where: \.catalogChanged) {
             guard let merged = MergedChanges(logs, className: table.className) else { return }
@@ -356,7 +356,7 @@ final class ObjectObserver<T: Object>: NotificationObserver {
         }
         let observed = columnMask(keyPaths, of: table) & candidates
         let found = key.withBytes { k -> (old: UnsafeRawBufferPointer?, new: UnsafeRawBufferPointer?) in
-            ((try? base.view.get(dbi, key: k)) ?? nil, (try? current.view.get(dbi, key: k)) ?? nil)
+            (realm.record(of: table, key: k, in: base.view), realm.record(of: table, key: k, in: current.view))
         }
         guard let new = found.new else {
             isFinished = true

@@ -117,7 +117,7 @@ struct QueryCompiler {
             guard let u = UUID(uuidString: s) else { return { _, _ in op == .notEqual } }
             return comparison(column, op, .uuid(u), options)
         case (.objectId, .string(let s)):
-            guard let o = try? ObjectId(string: s) else { return { _, _ in op == .notEqual } }
+            guard let o = ObjectId(parsing: s) else { return { _, _ in op == .notEqual } }
             return comparison(column, op, .objectId(o), options)
         default:
             // Kinds that never compare equal (validated queries do not get here).

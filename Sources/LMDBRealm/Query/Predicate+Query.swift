@@ -39,6 +39,8 @@ extension QueryNode {
         if let condition = translation.condition(of: predicate.expression) {
             self = condition.whenTrue
         } else {
+            // As `filter` on a sequence that skips what it cannot evaluate: an object for which
+            // the predicate throws (a failed forced unwrap or cast) does not match.
             self = .block { object in (try? predicate.evaluate(input(object, as: T.self))) == true }
         }
     }
@@ -242,6 +244,8 @@ struct PredicateTranslation {
     /// The value of an expression that reads nothing and cannot fail: a captured value or a
     /// literal.
     func constant<E: PredicateExpression>(of expression: E) -> Constant<E.Output>? {
+        // An expression that throws is not a constant: `nil` leaves it to a block (below),
+        // which reproduces the throw's meaning.
         guard (expression as? any QueryTranslatable)?.isConstant == true,
             let value = try? expression.evaluate(PredicateBindings())
         else { return nil }
@@ -252,6 +256,9 @@ struct PredicateTranslation {
     func block<E: StandardPredicateExpression<Bool>>(_ expression: E) -> Condition {
         let bindings = self.bindings
         let neverThrows = (expression as? any QueryTranslatable)?.neverThrows ?? false
+        // Three-valued on purpose: an object for which the expression throws (a failed forced
+        // unwrap or cast) matches neither `whenTrue` nor `whenFalse`, so that `!` around it
+        // does not turn the failure into a match. `canFail` tells the planner so.
         let whenTrue = QueryNode.block { object in (try? expression.evaluate(bindings(object))) == true }
         if neverThrows { return .total(whenTrue) }
         return Condition(
@@ -615,6 +622,7 @@ where LHS: StandardPredicateExpression, RHS: StandardPredicateExpression {
     /// `lower...upper` with constant bounds. With `lower > upper` Foundation's evaluation
     /// traps; that case is left to a block, which does the same.
     func constantRange() -> ConstantRange? {
+        // Bounds that throw are not constant: the range is left to a block.
         guard expressionIsConstant(lower), expressionIsConstant(upper),
             let lowerValue = try? lower.evaluate(PredicateBindings()),
             let upperValue = try? upper.evaluate(PredicateBindings()),
@@ -629,6 +637,7 @@ extension PredicateExpressions.Range: QueryTranslatable
 where LHS: StandardPredicateExpression, RHS: StandardPredicateExpression {
     /// `lower..<upper` with constant bounds; evaluating it throws if `lower > upper`.
     func constantRange() -> ConstantRange? {
+        // Bounds that throw are not constant: the range is left to a block.
         guard expressionIsConstant(lower), expressionIsConstant(upper),
             let lowerValue = try? lower.evaluate(PredicateBindings()),
             let upperValue = try? upper.evaluate(PredicateBindings())
@@ -657,7 +666,7 @@ where RangeExpression: StandardPredicateExpression, Element: StandardPredicateEx
         case .bounds(let bounds):
             guard let node = bounds.node(for: operand.property) else { return nil }
             return operand.condition(node) { defaultValue in
-                // Safe to evaluate: the bounds are constant and ordered.
+                // Safe to evaluate: the bounds are constant and ordered (`try?` never fails here).
                 guard let defaultValue = defaultValue as? Element.Output,
                     let range = try? range.evaluate(PredicateBindings())
                 else { return nil }
@@ -717,6 +726,7 @@ where Base: StandardPredicateExpression, Prefix: StandardPredicateExpression {
             : .stringMatch(property: operand.name, op: .beginsWith, pattern: text, options: [])
         return operand.condition(node) { defaultValue in
             guard let defaultValue = defaultValue as? Base.Output else { return nil }
+            // `nil` (no answer) if Foundation's evaluation throws, as the predicate would.
             return try? PredicateExpressions.SequenceStartsWith(base: PredicateExpressions.Value(defaultValue), prefix: prefix)
                 .evaluate(PredicateBindings())
         }
@@ -740,6 +750,7 @@ where Base: StandardPredicateExpression, Other: StandardPredicateExpression {
             : .stringMatch(property: operand.name, op: .contains, pattern: text, options: [])
         return operand.condition(node) { defaultValue in
             guard let defaultValue = defaultValue as? Base.Output else { return nil }
+            // `nil` (no answer) if Foundation's evaluation throws, as the predicate would.
             return try? PredicateExpressions.CollectionContainsCollection(base: PredicateExpressions.Value(defaultValue), other: other)
                 .evaluate(PredicateBindings())
         }
@@ -760,6 +771,7 @@ extension PredicateExpressions.UnaryMinus: QueryTranslatable where Wrapped: Stan
     /// `-3` (the macro writes a negative literal as a negation): constant unless negating
     /// would overflow, which traps.
     var isConstant: Bool {
+        // A negated expression that throws is not a constant.
         guard expressionIsConstant(wrapped), let value = try? wrapped.evaluate(PredicateBindings()) else {
             return false
         }

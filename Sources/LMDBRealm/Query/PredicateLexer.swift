@@ -528,7 +528,7 @@ struct PredicateLexer {
 
     private mutating func objectId(start: Int) throws(Realm.Error) -> PredicateToken {
         let found = parenthesized()
-        guard let (text, end) = found, let value = try? ObjectId(string: text) else {
+        guard let (text, end) = found, let value = ObjectId(parsing: text) else {
             throw malformed("oid", at: start, ": expected oid(24 hex digits)", end: found?.end ?? position + 1)
         }
         position = end

@@ -51,7 +51,7 @@ struct QueryExecutor {
             }
         }
         if case .fullScan = plan.access, plan.filter == nil {
-            return (try? txn.statistics(table.database.dbi).entries) ?? 0
+            return realm.objectCount(of: table, in: txn)
         }
         var n = 0
         if case .fullScan = plan.access, let filter = plan.filter {

@@ -193,7 +193,7 @@ extension QueryValue {
         case (.date(let v), .date): withUnsafeBytes(of: v.timeIntervalSinceReferenceDate.bitPattern.littleEndian) { Array($0) }
         case (.uuid, .uuid), (.objectId, .objectId): rawBytes
         case (.string(let s), .uuid): UUID(uuidString: s).map { u in withUnsafeBytes(of: u.uuid) { Array($0) } }
-        case (.string(let s), .objectId): (try? ObjectId(string: s)).map { o in withUnsafeBytes(of: o.bytes) { Array($0) } }
+        case (.string(let s), .objectId): ObjectId(parsing: s).map { o in withUnsafeBytes(of: o.bytes) { Array($0) } }
         default: nil
         }
     }

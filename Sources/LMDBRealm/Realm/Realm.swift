@@ -159,6 +159,8 @@ public final class Realm {
         case .actor(let reference):
             startListening { listener, delay in
                 Task {
+                    // Never cancelled: nothing holds the task. A cancelled sleep would only
+                    // refresh early.
                     if let delay { try? await Task.sleep(for: delay) }
                     guard let actor = reference.actor else { return }
                     await Realm.runListener(listener, on: actor)
@@ -506,7 +508,12 @@ public final class Realm {
     /// Drops cached tables and bindings if another handle or process changed the catalog
     /// (a class added, an index built or dropped) since they were made.
     private func syncCatalog(_ txn: UnsafeTransaction) {
-        let version = (try? file.catalogVersion(in: txn)) ?? 0
+        let version: UInt64
+        do {
+            version = try file.catalogVersion(in: txn)
+        } catch {
+            cannotRead("the catalog", error)
+        }
         // A frozen realm may read an older catalog: it leaves the file's shared one alone.
         if !isFrozen { file.noteCatalogVersion(version) }
         if bindingsVersion != version {
@@ -622,6 +629,25 @@ public final class Realm {
     func recordWriteFailure(_ error: any Swift.Error, doing what: @autoclosure () -> String) {
         guard writeFailure == nil else { return }
         writeFailure = Realm.Error(error, url: file.url, doing: what())
+    }
+
+    /// The record stored under `key` in `table` as `txn` sees it, or `nil`; a failed read stops
+    /// the process (see ``cannotRead(_:_:)``).
+    func record(of table: Table, key: UnsafeRawBufferPointer, in txn: UnsafeTransaction) -> UnsafeRawBufferPointer? {
+        do {
+            return try txn.get(table.database.dbi, key: key)
+        } catch {
+            cannotRead("objects of '\(table.className)'", error)
+        }
+    }
+
+    /// The number of objects stored in `table` as `txn` sees it; a failed read stops the process.
+    func objectCount(of table: Table, in txn: UnsafeTransaction) -> Int {
+        do {
+            return try txn.statistics(table.database.dbi).entries
+        } catch {
+            cannotRead("objects of '\(table.className)'", error)
+        }
     }
 
     /// Stops the process because reading `what` ("objects of 'Article'") met `error`: reads
@@ -885,8 +911,14 @@ public final class Realm {
     /// Whether the realm holds no objects at all.
     public var isEmpty: Bool {
         checkThread()
+        let tables: [Table]
+        do {
+            tables = try allTables()
+        } catch {
+            cannotRead("the catalog", error)
+        }
         let txn = readTransaction()
-        return ((try? allTables()) ?? []).allSatisfy { ((try? txn.statistics($0.database.dbi).entries) ?? 0) == 0 }
+        return tables.allSatisfy { objectCount(of: $0, in: txn) == 0 }
     }
 
     // MARK: - Testing hooks

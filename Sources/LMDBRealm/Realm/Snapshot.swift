@@ -54,12 +54,13 @@ final class Snapshot: @unchecked Sendable {
     /// Loads, into the transaction, the records of every database a reader may touch, so that
     /// readers on several threads only read it afterwards (LMDB refreshes a named database's
     /// record in the transaction on its first use).
-    func warm(_ tables: [Table]) {
-        _ = try? view.statistics(file.meta.dbi)
-        _ = try? view.statistics(file.catalog.dbi)
+    /// - Throws: `LMDBError` if a database cannot be read; the snapshot must not be shared then.
+    func warm(_ tables: [Table]) throws {
+        _ = try view.statistics(file.meta.dbi)
+        _ = try view.statistics(file.catalog.dbi)
         for table in tables {
-            _ = try? view.statistics(table.database.dbi)
-            for index in table.indexes.values { _ = try? view.statistics(index.dbi) }
+            _ = try view.statistics(table.database.dbi)
+            for index in table.indexes.values { _ = try view.statistics(index.dbi) }
         }
     }
 }

@@ -124,7 +124,7 @@ final class ResultsCore {
         let (query, rest) = split()
         if rest.isEmpty {
             let executor = QueryExecutor(realm: realm, table: binding.table, txn: txn)
-            if query == nil { return (try? txn.statistics(binding.table.database.dbi).entries) ?? 0 }
+            if query == nil { return realm.objectCount(of: binding.table, in: txn) }
             return executor.count(plan(binding).plan)
         }
         if rest.count == 1, case .limit(let n) = rest.first! {

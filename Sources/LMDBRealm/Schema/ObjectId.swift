@@ -28,19 +28,34 @@ public struct ObjectId: Sendable, Hashable, Comparable, Codable, CustomStringCon
     /// Parses 24 hexadecimal digits.
     /// - Throws: ``Realm/Error`` with code ``Realm/Error/Code/invalidValue`` for anything else.
     public init(string: String) throws {
-        let digits = Array(string.utf8)
-        guard digits.count == 24 else {
-            throw Realm.Error(.invalidValue, "Invalid ObjectId string '\(string)': expected 24 hexadecimal digits")
+        switch ObjectId.parse(string) {
+        case .success(let id): self = id
+        case .failure(let problem):
+            throw Realm.Error(.invalidValue, "Invalid ObjectId string '\(string)': \(problem.reason)")
         }
+    }
+
+    /// The ObjectId `string` spells (24 hexadecimal digits), or `nil`.
+    init?(parsing string: String) {
+        guard case .success(let id) = ObjectId.parse(string) else { return nil }
+        self = id
+    }
+
+    private struct ParseFailure: Error {
+        let reason: String
+    }
+
+    private static func parse(_ string: String) -> Result<ObjectId, ParseFailure> {
+        let digits = Array(string.utf8)
+        guard digits.count == 24 else { return .failure(ParseFailure(reason: "expected 24 hexadecimal digits")) }
         var raw = [UInt8](repeating: 0, count: 12)
         for i in 0..<12 {
             guard let hi = hexValue(digits[2 * i]), let lo = hexValue(digits[2 * i + 1]) else {
-                throw Realm.Error(
-                    .invalidValue, "Invalid ObjectId string '\(string)': '\(string)' has a non-hex digit near offset \(2 * i)")
+                return .failure(ParseFailure(reason: "'\(string)' has a non-hex digit near offset \(2 * i)"))
             }
             raw[i] = hi << 4 | lo
         }
-        self.init(bytes: raw)!
+        return .success(ObjectId(bytes: raw)!)
     }
 
     /// A new ObjectId, unique within this process and very likely across processes.

@@ -74,7 +74,7 @@ final class StoreFile: @unchecked Sendable {
                 .fileNotFound, "Unable to open a realm at path '\(path)': the file does not exist and the configuration is read-only",
                 fileURL: url)
         }
-        if exists, let size = (try? fm.attributesOfItem(atPath: path))?[.size] as? NSNumber, size.intValue == 0 {
+        if exists, try fileSize(url) == 0 {
             throw Realm.Error(
                 .invalidDatabase, "Unable to open a realm at path '\(path)': the file is empty (0 bytes), not an LMDBRealm file",
                 fileURL: url)
@@ -95,17 +95,28 @@ final class StoreFile: @unchecked Sendable {
             throw Realm.Error(error, url: url, doing: "Unable to open a realm at path")
         }
         // A file cut short after LMDB wrote it would fault when a missing page is touched.
-        let info = try environment.info()
-        if let size = (try? fm.attributesOfItem(atPath: path))?[.size] as? NSNumber {
-            let needed = (info.lastPageNumber + 1) * info.pageSize
-            if size.intValue < needed {
-                throw Realm.Error(
-                    .invalidDatabase,
-                    "Unable to open a realm at path '\(path)': the file is truncated (\(size.intValue) bytes, its pages need \(needed))",
-                    fileURL: url)
-            }
+        let info = environment.info()
+        let size = try fileSize(url)
+        let needed = (info.lastPageNumber + 1) * info.pageSize
+        if size < needed {
+            throw Realm.Error(
+                .invalidDatabase,
+                "Unable to open a realm at path '\(path)': the file is truncated (\(size) bytes, its pages need \(needed))",
+                fileURL: url)
         }
         return environment
+    }
+
+    /// The size of the file at `url` in bytes.
+    private static func fileSize(_ url: URL) throws -> Int {
+        do {
+            let attributes = try FileManager.default.attributesOfItem(atPath: url.path)
+            return (attributes[.size] as? NSNumber)?.intValue ?? 0
+        } catch {
+            throw Realm.Error(
+                .fileAccess, "Unable to open a realm at path '\(url.path)': cannot read its size (\(error.localizedDescription))",
+                fileURL: url)
+        }
     }
 
     private static func load(_ environment: Environment, url: URL, readOnly: Bool) throws -> StoreFile {

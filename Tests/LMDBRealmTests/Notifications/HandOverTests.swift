@@ -36,6 +36,31 @@ import Testing
         }
     }
 
+    /// Objects found through an index are made without their records; frozen ones are read
+    /// from several threads at once, so a first read must not write to the accessor.
+    @Test func frozenObjectsFoundThroughAnIndexReadFromEightThreadsAtOnce() throws {
+        try withTemporaryDirectory { dir in
+            let config = makeConfiguration(dir, types: [Article.self])
+            let realm = try Realm(configuration: config)
+            try realm.write { for i in 0..<50 { try realm.add(Article(id: "a\(i)", section: "S\(i % 5)", wordCount: i)) } }
+            let bySection = realm.objects(Article.self).sorted(byKeyPath: "section").freeze()
+            final class Shared: @unchecked Sendable {
+                // @unchecked Sendable: frozen objects, read (never written) from every thread.
+                let objects: [Article]
+                init(_ objects: [Article]) { self.objects = objects }
+            }
+            let shared = Shared(bySection.map { $0 })
+            let sums = Collector<Int>()
+            onThreads(8) { _ in
+                var sum = 0
+                for article in shared.objects { sum += article.wordCount + article.id.count }
+                sums.append(sum)
+            }
+            let expected = (0..<50).reduce(0) { $0 + $1 + "a\($1)".count }
+            #expect(sums.all == Array(repeating: expected, count: 8))
+        }
+    }
+
     @Test func frozenObjectsKeepTheirValuesAndThawToTheNewest() throws {
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: makeConfiguration(dir, types: [Article.self]))

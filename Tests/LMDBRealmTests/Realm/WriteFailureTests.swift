@@ -163,3 +163,51 @@ import Testing
         }
     }
 }
+
+/// A read that cannot go on (reads do not throw) stops the process with a message naming the
+/// file and the class, never answers as if nothing were stored.
+@Suite struct ReadFailureTests {
+    func expectStop(_ result: ExitTest.Result?, naming what: String) {
+        let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(stderr.contains("Cannot read \(what) from the realm at '"), "stderr was: \(stderr)")
+        #expect(stderr.contains("test.realm"), "stderr was: \(stderr)")
+    }
+
+    @Test func aCountThatCannotBeReadStopsInsteadOfAnsweringZero() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            try WriteFailureTests.withArticles { realm in
+                FaultInjection.fail("mdb_stat", with: .ioError, times: 100)
+                print(realm.objects(Article.self).count)
+            }
+        }
+        expectStop(result, naming: "objects of 'Article'")
+    }
+
+    @Test func isEmptyThatCannotBeReadStops() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            try WriteFailureTests.withArticles { realm in
+                FaultInjection.fail("mdb_stat", with: .ioError, times: 100)
+                print(realm.isEmpty)
+            }
+        }
+        expectStop(result, naming: "objects of 'Article'")
+    }
+
+    @Test func aReadInsideAFailedWriteSaysTheWriteHadFailed() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let dir = try makeTemporaryDirectory()
+            var config = makeConfiguration(dir, types: [Article.self])
+            config.maximumFileSize = 1 << 20
+            let realm = try Realm(configuration: config)
+            let article = Article(id: "a")
+            try realm.write { try realm.add(article) }
+            try realm.write {
+                article.leadParagraph = String(repeating: "x", count: 2 << 20)   // fills the map
+                print(article.wordCount)
+            }
+        }
+        expectStop(result, naming: "an object of 'Article'")
+        let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(stderr.contains("the write transaction had already failed"), "stderr was: \(stderr)")
+    }
+}
