@@ -441,6 +441,9 @@ extension Realm {
         object._record = nil
         object._recordSize = 0
         object._generation = generation
+        // A frozen object may be read from several threads at once, so its first read must not
+        // write to it (nor to the realm's key buffer): it holds its record from the start.
+        if isFrozen { object.rebind(self) }
     }
 
     /// Points an existing accessor of the same table at another record.
