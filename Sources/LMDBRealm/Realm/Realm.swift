@@ -345,15 +345,22 @@ public final class Realm {
 
     private func renewSnapshot() {
         do {
-            if let snapshot {
-                try snapshot.renew()
-            } else {
-                let fresh = try Snapshot(file: file)
-                snapshot = fresh
-                snapshotView = fresh.view
-            }
+            try takeNewestSnapshot()
         } catch {
             cannotRead("a new snapshot", error)
+        }
+    }
+
+    /// Takes the newest version in place of the released snapshot: in its own transaction if
+    /// the realm held it alone, in a new one (a new reader slot) if it was shared.
+    /// - Throws: `LMDBError`, such as `readersFull`; the realm still has no snapshot then.
+    private func takeNewestSnapshot() throws {
+        if let snapshot {
+            try snapshot.renew()
+        } else {
+            let fresh = try Snapshot(file: file)
+            snapshot = fresh
+            snapshotView = fresh.view
         }
         snapshotIsReset = false
         let id = snapshotView.id
@@ -482,7 +489,13 @@ public final class Realm {
         require(!configuration.readOnly, "Can't perform transactions on read-only Realms.")
         if !notifiers.isEmpty && !isDelivering {
             // Observers first see the changes others made before this write.
-            moveToNewestVersion()
+            releaseSnapshot()
+            do {
+                try takeNewestSnapshot()
+            } catch {
+                beginFailedWrite(error)
+                return
+            }
             deliverNotifications()
             require(writeThread == nil, "The Realm is already in a write transaction")
         }
@@ -493,16 +506,20 @@ public final class Realm {
         do {
             txn = try Transaction(environment: file.environment, readOnly: false)
         } catch {
-            // A write that could not begin is still a write, as RealmSwift's `beginWrite` does
-            // not throw: it reads the version before it, changes nothing, and `commitWrite`
-            // throws the error.
-            writeThread = pthread_self()
-            writeID = Realm.nextWriteID.add(1, ordering: .relaxed).newValue
-            generation &+= 1
-            recordWriteFailure(error, doing: "Cannot begin a write to")
+            beginFailedWrite(error)
             return
         }
         beginWrite(adopting: txn)
+    }
+
+    /// Enters a write that could not begin. It is still a write, as RealmSwift's `beginWrite`
+    /// does not throw: it changes nothing, reads the newest version it can, and `commitWrite`
+    /// throws `error`.
+    private func beginFailedWrite(_ error: any Swift.Error) {
+        writeThread = pthread_self()
+        writeID = Realm.nextWriteID.add(1, ordering: .relaxed).newValue
+        generation &+= 1
+        recordWriteFailure(error, doing: "Cannot begin a write to")
     }
 
     /// Drops cached tables and bindings if another handle or process changed the catalog

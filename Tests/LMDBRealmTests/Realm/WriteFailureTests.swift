@@ -142,6 +142,34 @@ import Testing
         }
     }
 
+    /// A realm with observers takes the newest version before it writes; with every reader
+    /// slot taken (its snapshot shared with a frozen copy, so it needs a new slot), the write
+    /// fails with `tooManyReaders` from its commit, and works again once a slot is free.
+    @Test func aWriteThatCannotTakeANewSnapshotThrowsTooManyReaders() throws {
+        try withTemporaryDirectory { dir in
+            var config = makeConfiguration(dir, types: [Article.self])
+            config.maximumNumberOfReaders = 2
+            let realm = try Realm(configuration: config)
+            let token = realm.observe { _, _ in }
+            var frozen: Realm? = realm.freeze()                 // shares the realm's snapshot
+            var other: Realm? = try Realm(configuration: config) // the second slot
+            _ = other!.objects(Article.self).count
+            do {
+                try realm.write { try realm.add(Article(id: "a")) }
+                Issue.record("expected tooManyReaders")
+            } catch let error as Realm.Error {
+                #expect(error.code == .tooManyReaders)
+                #expect(error.message.contains(config.fileURL!.path))
+            }
+            #expect(!realm.isInWriteTransaction)
+            frozen = nil
+            other = nil
+            try realm.write { try realm.add(Article(id: "b")) }
+            #expect(realm.objects(Article.self).map(\.id) == ["b"])
+            withExtendedLifetime((token, frozen, other)) {}
+        }
+    }
+
     /// Runs `body` with a realm of three articles, in a new directory.
     static func withArticles(_ body: (Realm) throws -> Void) throws {
         let dir = try makeTemporaryDirectory()
