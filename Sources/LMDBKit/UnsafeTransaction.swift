@@ -55,20 +55,6 @@ package struct UnsafeTransaction {
         try poisoned(rc, "mdb_put")
     }
 
-    /// Reserves `count` bytes under `key` and lets `fill` write them in place (`MDB_RESERVE`).
-    package func putReserving(_ dbi: UInt32, key: UnsafeRawBufferPointer, count: Int, flags: UInt32 = 0, _ fill: (UnsafeMutableRawBufferPointer) -> Void) throws -> Bool {
-        if let poison = state.poison { throw poison }
-        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
-        var v = MDB_val(mv_size: count, mv_data: nil)
-        let rc = mdb_put(handle, MDB_dbi(dbi), &k, &v, flags | UInt32(MDB_RESERVE))
-        if rc == MDB_SUCCESS {
-            fill(UnsafeMutableRawBufferPointer(start: v.mv_data, count: count))
-            return true
-        }
-        if rc == MDB_KEYEXIST && flags & UInt32(MDB_NOOVERWRITE) != 0 { return false }
-        try poisoned(rc, "mdb_put")
-    }
-
     /// The corresponding LMDB function is `mdb_del`. With `value`, deletes that one value of a
     /// `duplicateSort` key.
     /// - Returns: Whether anything was deleted.

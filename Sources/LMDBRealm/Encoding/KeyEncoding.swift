@@ -174,21 +174,10 @@ struct ObjectKey: Hashable {
         self = bytes.withUnsafeBytes { ObjectKey($0) }
     }
 
-    /// The key of an auto-assigned object key `n`.
-    init(autoKey n: UInt64) {
-        a = n.bigEndian
-        count = 8
-    }
-
-    /// The auto-assigned number, for classes without a primary key.
-    var autoKey: UInt64 { UInt64(bigEndian: a) }
-
     @inline(__always)
     func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         if let heap { return try heap.withUnsafeBytes(body) }
         var inline = (a, b)
         return try withUnsafeBytes(of: &inline) { try body(UnsafeRawBufferPointer(start: $0.baseAddress, count: count)) }
     }
-
-    var bytes: [UInt8] { withBytes { Array($0) } }
 }

@@ -27,7 +27,6 @@ final class CommitHub: @unchecked Sendable {
     private var latest = 0
     private var listeners: [ObjectIdentifier: Weak] = [:]
     private var watcher: DispatchSourceRead?
-    private var watchDescriptor: Int32 = -1
     /// Observers in this process; writes record change logs while there are any.
     private let observerCount = Atomic<Int>(0)
 
@@ -150,13 +149,11 @@ final class CommitHub: @unchecked Sendable {
         source.setCancelHandler { close(fd) }
         source.resume()
         watcher = source
-        watchDescriptor = fd
     }
 
     private func stopWatching() {
         watcher?.cancel()
         watcher = nil
-        watchDescriptor = -1
     }
 
     private static let watchQueue = DispatchQueue(label: "LMDBRealm.commits")

@@ -329,25 +329,40 @@ extension Results {
 
     /// As ``changes``, counting only changes to `keyPaths` as modifications.
     public func changes(keyPaths: [String]?) -> AsyncStream<RealmCollectionChange<FrozenResults<Element>>> {
-        let (stream, continuation) = AsyncStream.makeStream(of: RealmCollectionChange<FrozenResults<Element>>.self)
-        let queue = DispatchQueue(label: "LMDBRealm.changes")
-        // Cancelling the stream releases its realm before onTermination returns.
-        let token = observe(keyPaths: keyPaths, on: queue, releaseSynchronously: true) { change in
-            switch change {
-            case .initial(let results):
-                continuation.yield(.initial(results.freeze()))
-            case .update(let results, let deletions, let insertions, let modifications):
-                continuation.yield(.update(results.freeze(), deletions: deletions, insertions: insertions, modifications: modifications))
-            case .error(let error):
-                continuation.yield(.error(error))
-                // Finished from a block of its own, once the delivery that yielded the last
-                // change has returned: ending the stream releases the realm on this queue.
-                queue.async { continuation.finish() }
+        changeStream { queue, releaseSynchronously, deliver in
+            observe(keyPaths: keyPaths, on: queue, releaseSynchronously: releaseSynchronously) { change in
+                switch change {
+                case .initial(let results):
+                    deliver(.initial(results.freeze()), false)
+                case .update(let results, let deletions, let insertions, let modifications):
+                    deliver(.update(results.freeze(), deletions: deletions, insertions: insertions, modifications: modifications), false)
+                case .error(let error):
+                    deliver(.error(error), true)
+                }
             }
         }
-        continuation.onTermination = { _ in token.invalidate() }
-        return stream
     }
+}
+
+/// An observation as an `AsyncStream`: `observe` registers it on a private queue (its realm
+/// released synchronously when the stream ends) and calls `deliver` with each element and
+/// whether it is the last. Cancelling the iterating task or dropping the stream ends the
+/// observation.
+func changeStream<Element: Sendable>(
+    _ observe: (DispatchQueue, _ releaseSynchronously: Bool, _ deliver: @escaping @Sendable (Element, _ isLast: Bool) -> Void)
+        -> NotificationToken
+) -> AsyncStream<Element> {
+    let (stream, continuation) = AsyncStream.makeStream(of: Element.self)
+    let queue = DispatchQueue(label: "LMDBRealm.changes")
+    // Cancelling the stream releases its realm before onTermination returns.
+    let token = observe(queue, true) { element, isLast in
+        continuation.yield(element)
+        // Finished from a block of its own, once the delivery that yielded the last element
+        // has returned: ending the stream releases the realm on this queue.
+        if isLast { queue.async { continuation.finish() } }
+    }
+    continuation.onTermination = { _ in token.invalidate() }
+    return stream
 }
 
 extension _ObjectBehaviors where Self: Object {
@@ -359,26 +374,14 @@ extension _ObjectBehaviors where Self: Object {
 
     /// As ``changes``, for changes of `keyPaths` only.
     public func changes(keyPaths: [String]?) -> AsyncStream<ObjectChange<FrozenObject<Self>>> {
-        let (stream, continuation) = AsyncStream.makeStream(of: ObjectChange<FrozenObject<Self>>.self)
-        let queue = DispatchQueue(label: "LMDBRealm.changes")
-        // Cancelling the stream releases its realm before onTermination returns.
-        let token = observe(keyPaths: keyPaths, on: queue, releaseSynchronously: true) { change in
-            switch change {
-            case .change(let object, let properties):
-                continuation.yield(.change(FrozenObject(object), properties))
-            case .deleted:
-                continuation.yield(.deleted)
-                // Finished from a block of its own, once the delivery that yielded the last
-                // change has returned: ending the stream releases the realm on this queue.
-                queue.async { continuation.finish() }
-            case .error(let error):
-                continuation.yield(.error(error))
-                // Finished from a block of its own, once the delivery that yielded the last
-                // change has returned: ending the stream releases the realm on this queue.
-                queue.async { continuation.finish() }
+        changeStream { queue, releaseSynchronously, deliver in
+            observe(keyPaths: keyPaths, on: queue, releaseSynchronously: releaseSynchronously) { change in
+                switch change {
+                case .change(let object, let properties): deliver(.change(FrozenObject(object), properties), false)
+                case .deleted: deliver(.deleted, true)
+                case .error(let error): deliver(.error(error), true)
+                }
             }
         }
-        continuation.onTermination = { _ in token.invalidate() }
-        return stream
     }
 }

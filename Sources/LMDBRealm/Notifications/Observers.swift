@@ -158,12 +158,7 @@ func observedFieldsDiffer(_ table: Table, _ old: UnsafeRawBufferPointer, _ new: 
     for c in 0..<table.columnCount where observed & ChangeLog.bit(c) != 0 {
         let a = table.field(old.baseAddress!, size: old.count, column: c, in: file)
         let b = table.field(new.baseAddress!, size: new.count, column: c, in: file)
-        switch (a, b) {
-        case (nil, nil): continue
-        case (let x?, let y?):
-            if x.count != y.count || (x.count > 0 && memcmp(x.baseAddress!, y.baseAddress!, x.count) != 0) { return true }
-        default: return true
-        }
+        if !ByteOrder.equal(a, b) { return true }
     }
     return false
 }
@@ -369,7 +364,7 @@ final class ObjectObserver<T: Object>: NotificationObserver {
         for (c, property) in table.schema.properties.enumerated() where observed & ChangeLog.bit(c) != 0 {
             let newField = table.field(new.baseAddress!, size: new.count, column: c, in: file)
             let oldField = found.old.flatMap { table.field($0.baseAddress!, size: $0.count, column: c, in: file) }
-            if found.old != nil, sameBytes(oldField, newField) { continue }
+            if found.old != nil, ByteOrder.equal(oldField, newField) { continue }
             changes.append(
                 PropertyChange(
                     name: property.name, oldValue: oldField.map { decodeValue($0, type: property.type) },
@@ -378,29 +373,5 @@ final class ObjectObserver<T: Object>: NotificationObserver {
         guard notify, !changes.isEmpty else { return }
         let object = key.withBytes { k in unsafeDowncast(realm.makeObject(binding, key: k, record: new), to: T.self) }
         callback(.change(object, changes))
-    }
-}
-
-private func sameBytes(_ a: UnsafeRawBufferPointer?, _ b: UnsafeRawBufferPointer?) -> Bool {
-    switch (a, b) {
-    case (nil, nil): true
-    case (let x?, let y?): x.count == y.count && (x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0)
-    default: false
-    }
-}
-
-/// A stored value as a Swift value, for ``PropertyChange``.
-func decodeValue(_ field: UnsafeRawBufferPointer, type: PropertyType) -> any Sendable {
-    switch type {
-    case .int: Int(Int64._rlmDecode(field))
-    case .string: String._rlmDecode(field)
-    case .uuid: UUID._rlmDecode(field)
-    case .objectId: ObjectId._rlmDecode(field)
-    case .bool: Bool._rlmDecode(field)
-    case .double: Double._rlmDecode(field)
-    case .float: Float._rlmDecode(field)
-    case .date: Date._rlmDecode(field)
-    case .decimal: Decimal._rlmDecode(field)
-    case .data: Data._rlmDecode(field)
     }
 }

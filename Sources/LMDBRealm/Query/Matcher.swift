@@ -103,7 +103,7 @@ struct QueryCompiler {
         case (.string, .string(let s)):
             if options.isEmpty {
                 let bytes = Array(s.utf8)
-                return make { compareBytes($0, bytes).compare(op, 0) }
+                return make { ByteOrder.compare($0, bytes).compare(op, 0) }
             }
             let folded = fold(s, options)
             return make { fold(String._rlmDecode($0), options).compare(op, folded) }
@@ -112,7 +112,7 @@ struct QueryCompiler {
             return make { UInt8($0.first ?? 0 != 0 ? 1 : 0).compare(op, v) }
         case (.uuid, .uuid), (.objectId, .objectId), (.data, .data):
             let bytes = value.rawBytes
-            return make { compareBytes($0, bytes).compare(op, 0) }
+            return make { ByteOrder.compare($0, bytes).compare(op, 0) }
         case (.uuid, .string(let s)):
             guard let u = UUID(uuidString: s) else { return { _, _ in op == .notEqual } }
             return comparison(column, op, .uuid(u), options)
@@ -243,19 +243,6 @@ func decodeDecimal(_ field: UnsafeRawBufferPointer, _ type: PropertyType) -> Dec
     default:
         let d = decodeDouble(field, type)
         return d.isNaN ? .nan : Decimal(d)
-    }
-}
-
-/// memcmp order of two byte strings: negative, zero or positive.
-@inline(__always)
-func compareBytes(_ a: UnsafeRawBufferPointer, _ b: [UInt8]) -> Int {
-    b.withUnsafeBytes { b in
-        let n = min(a.count, b.count)
-        if n > 0 {
-            let c = memcmp(a.baseAddress!, b.baseAddress!, n)
-            if c != 0 { return Int(c) }
-        }
-        return a.count - b.count
     }
 }
 

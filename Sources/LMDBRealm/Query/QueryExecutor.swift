@@ -94,7 +94,7 @@ struct QueryExecutor {
             let cursor = try Cursor(transaction: txn, dbi: tableDBI)
             var entry = try lower.map { l in try l.withUnsafeBytes { try cursor.seek(atLeast: $0) } } ?? cursor.first()
             while let e = entry {
-                if let upper, compareBytes(e.key, upper) > 0 { return }
+                if let upper, ByteOrder.compare(e.key, upper) > 0 { return }
                 guard visit(e.key, e.value) else { return }
                 entry = try cursor.next()
             }
@@ -113,7 +113,7 @@ struct QueryExecutor {
             let cursor = try Cursor(transaction: txn, dbi: table.indexes[column]!.dbi)
             var entry = try lower.map { l in try l.withUnsafeBytes { try cursor.seek(atLeast: $0) } } ?? cursor.first()
             while let e = entry {
-                if let upper, compareBytes(e.key, upper) > 0, !isCutPrefix(upper, of: e.key) { return }
+                if let upper, ByteOrder.compare(e.key, upper) > 0, !isCutPrefix(upper, of: e.key) { return }
                 guard try visitObject(e.value, keysOnly, visit) else { return }
                 entry = try cursor.next()
             }
@@ -121,7 +121,7 @@ struct QueryExecutor {
         case .indexPrefix(let column, let prefix):
             let cursor = try Cursor(transaction: txn, dbi: table.indexes[column]!.dbi)
             var entry = try prefix.withUnsafeBytes { try cursor.seek(atLeast: $0) }
-            while let e = entry, e.key.count >= prefix.count, compareBytes(UnsafeRawBufferPointer(rebasing: e.key.prefix(prefix.count)), prefix) == 0 {
+            while let e = entry, e.key.count >= prefix.count, ByteOrder.compare(UnsafeRawBufferPointer(rebasing: e.key.prefix(prefix.count)), prefix) == 0 {
                 guard try visitObject(e.value, keysOnly, visit) else { return }
                 entry = try cursor.next()
             }
@@ -172,7 +172,7 @@ struct QueryExecutor {
     /// Whether `key` is a full-length index key cut from a value that `bound` may equal.
     private func isCutPrefix(_ bound: [UInt8], of key: UnsafeRawBufferPointer) -> Bool {
         bound.count == Table.maximumIndexKeyLength && key.count == Table.maximumIndexKeyLength
-            && compareBytes(key, bound) == 0
+            && ByteOrder.compare(key, bound) == 0
     }
 
     /// Looks up the object `key` found in an index and visits it; with `keysOnly`, visits its
@@ -237,7 +237,7 @@ struct QueryExecutor {
         guard a.count == b.count else { return false }
         if a.baseAddress == b.baseAddress { return true }
         if a.count >= 8, a.loadUnaligned(as: UInt64.self) != b.loadUnaligned(as: UInt64.self) { return false }
-        return compareRaw(a, b) == 0
+        return ByteOrder.compare(a, b) == 0
     }
 
     /// The record of the object `key` an index names.
@@ -295,7 +295,7 @@ struct FieldOrder {
             if l.isNaN || r.isNaN { return l.isNaN ? (r.isNaN ? 0 : -1) : 1 }
             return l < r ? -1 : (l > r ? 1 : 0)
         case .bool, .string, .data, .uuid, .objectId:
-            return compareRaw(x, y)
+            return ByteOrder.compare(x, y)
         }
     }
 
@@ -308,13 +308,3 @@ struct FieldOrder {
     }
 }
 
-/// memcmp order of two byte ranges.
-@inline(__always)
-func compareRaw(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
-    let n = min(a.count, b.count)
-    if n > 0 {
-        let c = memcmp(a.baseAddress!, b.baseAddress!, n)
-        if c != 0 { return Int(c) }
-    }
-    return a.count - b.count
-}

@@ -97,7 +97,7 @@ extension Realm {
         // Keys arriving in ascending order are appended (MDB_APPEND): no page splits in the
         // middle of the tree, and full pages.
         if table.writeState.lastKey == nil { table.writeState.lastKey = try lastKey(of: table) ?? [] }
-        let appending = keyScratch.lexicographicallyCompare(greaterThan: table.writeState.lastKey!)
+        let appending = ByteOrder.compare(keyScratch, table.writeState.lastKey!) > 0
         var flags = appending ? PutFlags.append.rawValue : 0
         if update == .error { flags |= PutFlags.noOverwrite.rawValue }
         let txn = writeTxn
@@ -162,13 +162,7 @@ extension Realm {
         for c in 0..<table.columnCount {
             let a = table.field(old.baseAddress!, size: old.count, column: c, in: file)
             let b = table.field(new.baseAddress!, size: new.count, column: c, in: file)
-            let same: Bool
-            switch (a, b) {
-            case (nil, nil): same = true
-            case (let x?, let y?): same = x.count == y.count && (x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0)
-            default: same = false
-            }
-            if !same { mask |= ChangeLog.bit(c) }
+            if !ByteOrder.equal(a, b) { mask |= ChangeLog.bit(c) }
         }
         return mask
     }
@@ -460,38 +454,5 @@ extension Realm {
     @inline(__always)
     func checkRecord(_ record: UnsafeRawBufferPointer, of table: Table) {
         table.checkRecord(record, in: file)
-    }
-}
-
-/// A readable form of a stored value, for error messages.
-func describe(_ field: UnsafeRawBufferPointer?, type: PropertyType) -> String {
-    guard let field else { return "nil" }
-    switch type {
-    case .int: return String(Int64._rlmDecode(field))
-    case .string: return "'\(String._rlmDecode(field))'"
-    case .uuid: return UUID._rlmDecode(field).uuidString
-    case .objectId: return ObjectId._rlmDecode(field).stringValue
-    case .bool: return String(Bool._rlmDecode(field))
-    case .double: return String(Double._rlmDecode(field))
-    case .float: return String(Float._rlmDecode(field))
-    case .date: return String(describing: Date._rlmDecode(field))
-    case .decimal: return Decimal._rlmDecode(field).description
-    case .data: return "<\(field.count) bytes>"
-    }
-}
-
-extension Array where Element == UInt8 {
-    /// Byte-wise (memcmp) order, LMDB's key order.
-    func lexicographicallyCompare(greaterThan other: [UInt8]) -> Bool {
-        withUnsafeBufferPointer { a in
-            other.withUnsafeBufferPointer { b in
-                let n = Swift.min(a.count, b.count)
-                if n > 0 {
-                    let c = memcmp(a.baseAddress!, b.baseAddress!, n)
-                    if c != 0 { return c > 0 }
-                }
-                return a.count > b.count
-            }
-        }
     }
 }

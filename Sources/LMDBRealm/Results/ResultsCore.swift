@@ -218,7 +218,7 @@ final class ResultsCore {
     }
 
     private func sortByKey() {
-        entries.sort { a, b in a.key.withBytes { x in b.key.withBytes { y in compareRaw(x, y) < 0 } } }
+        entries.sort { a, b in a.key.withBytes { x in b.key.withBytes { y in ByteOrder.compare(x, y) < 0 } } }
     }
 
     /// A stable sort of `entries` by `descriptors`.

@@ -92,8 +92,8 @@ extension Realm {
                 appending = false
                 let cursor = try Cursor(transaction: txn, dbi: dbi)
                 if let last = try cursor.last() {
-                    let c = compareRaw(key, last.key)
-                    appending = c > 0 || (c == 0 && compareRaw(value, last.value) > 0)
+                    let c = ByteOrder.compare(key, last.key)
+                    appending = c > 0 || (c == 0 && ByteOrder.compare(value, last.value) > 0)
                     previousKey = Array(last.key)
                     previousValue = Array(last.value)
                 } else {
@@ -254,12 +254,12 @@ struct PendingIndexEntries {
                     if a.k0 != b.k0 { return a.k0 < b.k0 }
                     if a.k1 != b.k1 { return a.k1 < b.k1 }
                     if a.key.count > 16 || b.key.count > 16 || a.key.count != b.key.count {
-                        let c = compareRaw(slice(a.key), slice(b.key))
+                        let c = ByteOrder.compare(slice(a.key), slice(b.key))
                         if c != 0 { return c < 0 }
                     }
                     if a.v0 != b.v0 { return a.v0 < b.v0 }
                     if a.v1 != b.v1 { return a.v1 < b.v1 }
-                    return compareRaw(slice(a.value), slice(b.value)) < 0
+                    return ByteOrder.compare(slice(a.value), slice(b.value)) < 0
                 }
                 for i in order {
                     let e = entries[Int(i)]
