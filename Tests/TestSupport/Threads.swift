@@ -16,10 +16,10 @@ public func onOtherThread<R>(
 ) throws -> R {
     let box = ResultBox<R>()
     let done = DispatchSemaphore(value: 0)
-    Thread {
-        box.result = Result { try body() }
+    startThread(body) { result in
+        box.result = result
         done.signal()
-    }.start()
+    }
     let finished = done.wait(timeout: .now() + timeout) == .success
     #expect(finished, "the other thread did not finish within \(timeout) s", sourceLocation: sourceLocation)
     guard finished, let result = box.result else { throw TimedOut() }
@@ -64,6 +64,13 @@ public func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
 /// test's tasks, servers and timeouts for as long.
 public func onNewThread<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
     try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try body() }) }.start()
+        startThread(body) { continuation.resume(with: $0) }
     }
+}
+
+/// Runs `body` on a new thread and hands its result to `done`, on that thread.
+private func startThread<R>(
+    _ body: @escaping @Sendable () throws -> R, then done: @escaping @Sendable (Result<R, any Error>) -> Void
+) {
+    Thread { done(Result { try body() }) }.start()
 }
