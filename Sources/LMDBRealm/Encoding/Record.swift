@@ -1,5 +1,3 @@
-internal import CLMDB
-
 /// The stored form of one object: a versioned header, an offset table, then the field bytes.
 ///
 /// ```
@@ -72,25 +70,6 @@ enum Record {
             return .damaged("column \(column) holds \(end - start) bytes, its type \(fixedSize)")
         }
         return .value(UnsafeRawBufferPointer(start: record + base + Int(start), count: Int(end &- start)))
-    }
-}
-
-extension Record {
-    /// How much of a record ``prefetch(_:)`` asks for.
-    static let prefetchLimit = 512
-
-    /// Starts loading `record` (at most its first 512 bytes) into the processor's cache
-    /// without waiting for it, a cache line at a time: a walk calls this for a record a few
-    /// places ahead of the one it reads, so the loads overlap.
-    @inline(__always)
-    static func prefetch(_ record: UnsafeRawBufferPointer) {
-        guard let base = record.baseAddress else { return }
-        let end = Swift.min(record.count, prefetchLimit)
-        var offset = 0
-        while offset < end {
-            clmdb_prefetch(base + offset)
-            offset &+= 64
-        }
     }
 }
 

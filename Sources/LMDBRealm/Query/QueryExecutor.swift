@@ -1,5 +1,4 @@
 import Foundation
-internal import CLMDB
 internal import LMDBKit
 
 /// Runs a ``QueryPlan`` over one snapshot: walks the access path and hands every candidate that
@@ -161,7 +160,7 @@ struct QueryExecutor {
                 if let field, i + Self.prefetchDistance < count,
                     let ahead = field.address(in: batch[i + Self.prefetchDistance].record)
                 {
-                    clmdb_prefetch(ahead)
+                    LMDBKit.prefetch(ahead)
                 }
                 let e = batch[i]
                 guard visit(e.key, e.record) else { return }

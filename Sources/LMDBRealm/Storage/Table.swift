@@ -132,3 +132,22 @@ struct WriteTableState {
     /// The next auto-assigned key, for classes without a primary key.
     var nextAutoKey: UInt64?
 }
+
+extension Record {
+    /// How much of a record ``prefetch(_:)`` asks for.
+    static let prefetchLimit = 512
+
+    /// Starts loading `record` (at most its first 512 bytes) into the processor's cache
+    /// without waiting for it, a cache line at a time: a walk calls this for a record a few
+    /// places ahead of the one it reads, so the loads overlap.
+    @inline(__always)
+    static func prefetch(_ record: UnsafeRawBufferPointer) {
+        guard let base = record.baseAddress else { return }
+        let end = Swift.min(record.count, prefetchLimit)
+        var offset = 0
+        while offset < end {
+            LMDBKit.prefetch(base + offset)
+            offset &+= 64
+        }
+    }
+}
