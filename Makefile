@@ -4,7 +4,7 @@
 
 SWIFT ?= swift
 
-.PHONY: run test test-thread-sanitizer deps build bench bench-quick clean
+.PHONY: run test check-layers test-thread-sanitizer deps build bench bench-quick clean
 
 # liblmdb-dev (headers and library) and pkg-config, from Debian's packages.
 deps:
@@ -24,11 +24,17 @@ build: deps
 run: deps
 	$(SWIFT) run ArticleCache fetch
 
-# The tests, then the benchmark suite's quick run as a smoke test (no timing is checked).
-test: deps
+# The layer check, the tests, then the benchmark suite's quick run as a smoke test (no timing
+# is checked).
+test: deps check-layers
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
 	$(MAKE) bench-quick
+
+# Imports that cross a layer (only LMDBKit imports CLMDB, only LMDBRealm's Storage/ imports
+# LMDBKit) fail the build of the tests.
+check-layers:
+	@bash Scripts/check-layers.sh
 
 # The tests of everything several threads share (notifications, frozen results read from many
 # threads, actors, group commit) under ThreadSanitizer; any report fails the run. A build of its

@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 import Synchronization
-internal import LMDBKit
 
 #if canImport(Glibc)
 import Glibc
@@ -14,12 +13,13 @@ import Glibc
 /// together with what they changed (a ``ChangeLog``) while anything observes the file. Commits
 /// of other processes are noticed through inotify on the data file: LMDB writes the new meta
 /// page with `pwrite`, which wakes a dispatch source; no thread polls.
-final class CommitHub: @unchecked Sendable {
+final class CommitHub: CommitAnnouncer, @unchecked Sendable {
     // @unchecked Sendable: every mutable property is touched only under `lock`, except
     // `observerCount`, which is atomic.
 
     let path: String
-    let environment: Environment
+    /// Reads the newest version committed to the file, by any process.
+    private let lastCommittedVersion: @Sendable () -> Int
     private let lock = NSLock()
     /// Change logs of in-process commits, by the version they created.
     private var logs: [Int: ChangeLog] = [:]
@@ -32,9 +32,9 @@ final class CommitHub: @unchecked Sendable {
 
     private struct Weak { weak var listener: RefreshListener? }
 
-    init(path: String, environment: Environment) {
-        self.path = path
-        self.environment = environment
+    init(file: StoreFile) {
+        path = file.url.path
+        lastCommittedVersion = file.lastCommittedVersionReader
     }
 
     deinit {
@@ -103,12 +103,12 @@ final class CommitHub: @unchecked Sendable {
     /// Announces the file's newest committed version, after a commit of this process (which
     /// may have changed nothing, and so created no version).
     func announceCommitted() {
-        announce(environment.info().lastTransactionID)
+        announce(lastCommittedVersion())
     }
 
     /// The newest version this process knows the file has.
     var latestVersion: Int {
-        let committed = environment.info().lastTransactionID
+        let committed = lastCommittedVersion()
         return lock.withLock { max(latest, committed) }
     }
 
@@ -143,8 +143,7 @@ final class CommitHub: @unchecked Sendable {
             var buffer = [UInt8](repeating: 0, count: 4096)
             while buffer.withUnsafeMutableBytes({ read(fd, $0.baseAddress, $0.count) }) > 0 {}
             guard let self else { return }
-            let info = self.environment.info()
-            self.announce(info.lastTransactionID)
+            self.announce(self.lastCommittedVersion())
         }
         source.setCancelHandler { close(fd) }
         source.resume()
@@ -192,4 +191,9 @@ final class RefreshListener: @unchecked Sendable {
         pending.store(false, ordering: .releasing)
         realm?.autorefreshNow()
     }
+}
+
+extension StoreFile {
+    /// The file's announcer, which this layer made: the hub of its observers.
+    var hub: CommitHub { unsafeDowncast(announcer as AnyObject, to: CommitHub.self) }
 }

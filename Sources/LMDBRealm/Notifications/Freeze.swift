@@ -1,6 +1,5 @@
 import Foundation
 import Synchronization
-internal import LMDBKit
 
 extension Realm {
     /// A frozen copy of the realm: the version it reads now, forever. Frozen realms, their
@@ -169,7 +168,7 @@ extension Realm {
     /// The object of `type` stored under `key` in this realm's version, or `nil`.
     func object<T: Object>(withKey key: ObjectKey, of type: T.Type) -> T? {
         guard let binding = bindingForReading(type) else { return nil }
-        let txn = readTransaction()
+        let txn = readView()
         let record = key.withBytes { k -> UnsafeRawBufferPointer? in self.record(of: binding.table, key: k, in: txn) }
         guard let record else { return nil }
         return key.withBytes { unsafeDowncast(makeObject(binding, key: $0, record: record), to: T.self) }

@@ -1,6 +1,5 @@
 import Foundation
 import Synchronization
-internal import LMDBKit
 
 /// One observation registered with a realm: told of every version the realm moves to.
 class NotificationObserver {

@@ -1,4 +1,3 @@
-internal import LMDBKit
 import Foundation
 
 // The accessor side of a managed Object: reading fields from the realm's snapshot, writing them
@@ -99,10 +98,10 @@ extension Object {
     /// The object's record in the realm's current version, checked, or `nil` if deleted.
     final func lookUpRecord(_ realm: Realm) -> UnsafeRawBufferPointer? {
         let binding = _binding.unsafelyUnwrapped
-        let txn = realm.readTransaction()
+        let view = realm.readView()
         let record: UnsafeRawBufferPointer?
         do {
-            record = try _key.withBytes { try txn.get(binding.table.database.dbi, key: $0) }
+            record = try _key.withBytes { try view.record(of: binding.table, key: $0) }
         } catch {
             realm.cannotRead("an object of '\(binding.table.className)'", error)
         }

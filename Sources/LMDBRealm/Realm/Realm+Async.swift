@@ -1,5 +1,4 @@
 import Foundation
-internal import LMDBKit
 
 extension Realm {
     /// Opens a realm confined to the calling actor (or to `actor`).
@@ -53,18 +52,20 @@ extension Realm {
         require(!configuration.readOnly, "Can't perform transactions on read-only Realms.")
         require(!isInWriteTransactionUnchecked, "The Realm is already in a write transaction")
         let turn = try await file.committer.join()
-        let outcome = runNested(in: turn.parent, block)
+        let outcome = runNested(in: turn, block)
         let log = changeLogOfLastNestedWrite
         changeLogOfLastNestedWrite = nil
+        let catalogChanges = catalogChangesOfLastNestedWrite
+        catalogChangesOfLastNestedWrite = CatalogChanges()
         do {
             try await withCheckedThrowingContinuation { (durable: CheckedContinuation<Void, any Swift.Error>) in
                 turn.member.finish(log: log, durable: durable)
             }
         } catch {
-            dropPendingTables()
+            drop(catalogChanges)
             throw error
         }
-        publishPendingTables()
+        publish(catalogChanges)
         if !isDelivering {
             moveToNewestVersionIfIdle()
             deliverNotifications()
@@ -72,22 +73,20 @@ extension Realm {
         return try outcome.get()
     }
 
-    /// Runs `block` in a transaction nested in the group's `parent`, committing it into the
-    /// parent if `block` returns, rolling it back if it throws.
-    private func runNested<Result>(in parent: UnsafeTransaction, _ block: () throws -> Result) -> Swift.Result<Result, any Swift.Error> {
-        let nested: Transaction
+    /// Runs `block` in a transaction nested in the group's, committing it into the group's if
+    /// `block` returns, rolling it back if it throws.
+    private func runNested<Result>(in turn: GroupCommitter.Turn, _ block: () throws -> Result) -> Swift.Result<Result, any Swift.Error> {
         do {
-            nested = try Transaction(nestedIn: parent, environment: file.environment)
+            begin(try WriteSession.begin(nestedIn: turn, recording: recordsChangeLogs, buffers: writeBuffers, observer: self))
         } catch {
+            changeLogOfLastNestedWrite = recordsChangeLogs ? ChangeLog() : nil
             return .failure(Realm.Error(error, url: file.url, doing: "Cannot begin a write to"))
         }
-        beginWrite(adopting: nested)
         let result: Result
         do {
             result = try block()
         } catch {
             require(isInWriteTransactionUnchecked, "An asyncWrite block must not end its own transaction")
-            changeLog = nil
             cancelWrite()
             changeLogOfLastNestedWrite = recordsChangeLogs ? ChangeLog() : nil
             return .failure(error)

@@ -1,5 +1,4 @@
 public import Foundation
-internal import LMDBKit
 
 extension Realm {
     /// An error the world can cause: a file, its schema, a value, a query.
@@ -99,42 +98,36 @@ public func ~= (code: Realm.Error.Code, error: any Error) -> Bool {
 }
 
 extension Realm.Error {
-    /// `error` as a ``Realm/Error``: itself if it is one, translated if it came from LMDB.
+    /// `error` as a ``Realm/Error``: itself if it is one, translated if it came from the file
+    /// underneath (an I/O error otherwise), its message saying `what` was being done to `url`.
     init(_ error: any Error, url: URL, doing what: String) {
         if let error = error as? Realm.Error {
             self = error
-        } else {
-            self.init((error as? LMDBError) ?? LMDBError.ioError, url: url, doing: what)
+            return
         }
-    }
-
-    /// Translates an LMDB error met while working on `url`.
-    init(_ error: LMDBError, url: URL, doing what: String) {
-        let path = url.path
+        let failure = StorageFailure(error)
         let code: Code
-        switch error {
-        case LMDBError.fileNotFound: code = .fileNotFound
-        case LMDBError.permissionDenied, LMDBError.readOnlyFileSystem, LMDBError(code: EPERM):
-            code = .filePermissionDenied
-        case LMDBError.invalid, LMDBError.corrupted, LMDBError.pageNotFound, LMDBError.panic:
+        var detail = failure?.reason ?? "\(error)"
+        switch failure?.kind {
+        case .fileNotFound: code = .fileNotFound
+        case .permissionDenied: code = .filePermissionDenied
+        case .invalidDatabase:
             code = .invalidDatabase
-        case LMDBError.versionMismatch: code = .incompatibleVersion
-        case LMDBError.mapFull: code = .mapFull
-        case LMDBError.readersFull: code = .tooManyReaders
-        case LMDBError.noSpace: code = .noSpace
-        case LMDBError.badValueSize: code = .invalidValue
-        default: code = .fileAccess
-        }
-        var detail = error.reason
-        switch code {
-        case .invalidDatabase: detail = "not a valid LMDBRealm file (\(error.reason))"
-        case .mapFull: detail = "the file reached its maximum size (Realm.Configuration.maximumFileSize)"
-        case .tooManyReaders: detail = "every reader slot is in use (Realm.Configuration.maximumNumberOfReaders)"
-        default: break
-        }
-        if error == .optionsConflict {
+            detail = "not a valid LMDBRealm file (\(detail))"
+        case .incompatibleVersion: code = .incompatibleVersion
+        case .mapFull:
+            code = .mapFull
+            detail = "the file reached its maximum size (Realm.Configuration.maximumFileSize)"
+        case .readersFull:
+            code = .tooManyReaders
+            detail = "every reader slot is in use (Realm.Configuration.maximumNumberOfReaders)"
+        case .noSpace: code = .noSpace
+        case .badValueSize: code = .invalidValue
+        case .optionsConflict:
+            code = .fileAccess
             detail = "the file is already open in this process with a different configuration"
+        case .other, nil: code = .fileAccess
         }
-        self.init(code, "\(what) '\(path)': \(detail)", fileURL: url)
+        self.init(code, "\(what) '\(url.path)': \(detail)", fileURL: url)
     }
 }

@@ -1,15 +1,4 @@
 import Foundation
-internal import LMDBKit
-
-/// What `add` does when an object with the same primary key is already stored.
-public enum UpdatePolicy: Sendable {
-    /// Throw ``Realm/Error/Code/primaryKeyExists`` (the default).
-    case error
-    /// Overwrite the stored object's properties that differ.
-    case modified
-    /// Overwrite every property of the stored object.
-    case all
-}
 
 extension Realm {
     // MARK: - Adding
@@ -43,7 +32,7 @@ extension Realm {
             return
         }
         let binding = try binding(for: type(of: object), create: true)!
-        try insert(object, info: binding.classInfo, binding: binding, update: update)
+        try insert(object, binding: binding, update: update)
     }
 
     /// Adds every object of `objects`, as ``add(_:update:)`` does each.
@@ -51,169 +40,41 @@ extension Realm {
         for object in objects { try add(object, update: update) }
     }
 
-    private func insert(_ object: Object, info: ClassInfo, binding: TableBinding, update: UpdatePolicy) throws {
-        let table = binding.table
-        let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
-        let columns = table.schema.properties.count
-
-        // The record, in stored column order.
-        recordWriter.begin(columns: columns)
-        if binding.isIdentity {
-            for field in info.fields {
-                field.accessor.encodeValue(at: base + field.offset, into: recordWriter)
-            }
-        } else {
-            var declared = [Int](repeating: 0, count: columns)
-            for d in 0..<columns { declared[binding.storedColumn(Int32(d))] = d }
-            for s in 0..<columns {
-                let field = info.fields[declared[s]]
-                field.accessor.encodeValue(at: base + field.offset, into: recordWriter)
-            }
-        }
-
-        // The key: the encoded primary key, or the next auto-assigned number.
-        // The table's write state is used in place: a local copy would share `lastKey`'s
-        // buffer and make every update of it allocate.
-        if table.writeState.writeID != writeID { table.writeState = WriteTableState(writeID: writeID) }
-        keyScratch.removeAll(keepingCapacity: true)
-        if let pk = table.primaryKeyColumn {
-            // Encoded from the record just written, not read from the object a second time.
-            let type = table.schema.properties[pk].type
-            recordWriter.withRecord { record in
-                KeyEncoding.append(table.field(record.baseAddress!, size: record.count, column: pk, in: file), type: type, to: &keyScratch)
-            }
-            if keyScratch.count > file.environment.maxKeySize {
-                throw Realm.Error(
-                    .invalidValue,
-                    "The primary key of '\(table.className)' takes \(keyScratch.count - 1) bytes; at most \(file.environment.maxKeySize - 1) can be stored",
-                    fileURL: file.url)
-            }
-        } else {
-            if table.writeState.nextAutoKey == nil { table.writeState.nextAutoKey = try lastAutoKey(of: table) &+ 1 }
-            KeyEncoding.appendBigEndian(table.writeState.nextAutoKey!, to: &keyScratch)
-            table.writeState.nextAutoKey! &+= 1
-        }
-
-        // Keys arriving in ascending order are appended (MDB_APPEND): no page splits in the
-        // middle of the tree, and full pages.
-        if table.writeState.lastKey == nil { table.writeState.lastKey = try lastKey(of: table) ?? [] }
-        let appending = ByteOrder.compare(keyScratch, table.writeState.lastKey!) > 0
-        var flags = appending ? PutFlags.append.rawValue : 0
-        if update == .error { flags |= PutFlags.noOverwrite.rawValue }
-        let txn = writeTxn
-        let stored: Bool
-        var replaced = false
+    /// Stores `object` through the write session and makes it a managed accessor.
+    private func insert(_ object: Object, binding: TableBinding, update: UpdatePolicy) throws {
+        let key: ObjectKey
         do {
-            // Replacing a stored object: its old index entries go first.
-            if update != .error && !appending && (!table.indexedColumns.isEmpty || changeLog != nil) {
-                let old = try keyScratch.withUnsafeBytes { try txn.get(table.database.dbi, key: $0) }
-                if let old {
-                    table.checkRecord(old, in: file)
-                    replaced = true
-                    if let changeLog {
-                        let mask = recordWriter.withRecord { changedColumns(table, old: old, new: $0) }
-                        changeLog.changes(for: table).modified[ObjectKey(keyScratch), default: 0] |= mask
-                    }
-                    if !table.indexedColumns.isEmpty {
-                        let keys = indexKeys(table, record: old)
-                        try keyScratch.withUnsafeBytes { try removeIndexEntries(table, keys, key: $0) }
-                    }
-                }
-            }
-            stored = try recordWriter.withRecord { record in
-                try keyScratch.withUnsafeBytes { key in try txn.put(table.database.dbi, key: key, value: record, flags: flags) }
-            }
-            if stored && !table.indexedColumns.isEmpty {
-                try recordWriter.withRecord { record in
-                    try keyScratch.withUnsafeBytes { try bufferIndexEntries(table, record: record, key: $0) }
-                }
-            }
+            key = try session!.insert(object, binding: binding, update: update)
+        } catch WriteSession.Refusal.primaryKeyExists(let className, let shown) {
+            throw Realm.Error(
+                .primaryKeyExists, "Attempting to create an object of type '\(className)' with an existing primary key value \(shown).",
+                fileURL: file.url)
+        } catch WriteSession.Refusal.keyTooLong(let className, let bytes, let maximum) {
+            throw Realm.Error(
+                .invalidValue, "The primary key of '\(className)' takes \(bytes) bytes; at most \(maximum) can be stored", fileURL: file.url)
         } catch {
-            recordWriteFailure(error, doing: "Cannot add an object of '\(table.className)' to")
+            recordWriteFailure(error, doing: "Cannot add an object of '\(binding.table.className)' to")
             throw writeFailure!
         }
-        guard stored else {
-            let pk = info.primaryKeyColumn!
-            let shown = info.fields[pk].accessor.withValueBytes(at: base + info.fields[pk].offset) {
-                describe($0, type: info.schema.properties[pk].type)
-            }
-            throw Realm.Error(
-                .primaryKeyExists,
-                "Attempting to create an object of type '\(table.className)' with an existing primary key value \(shown).",
-                fileURL: file.url)
-        }
-        if appending {
-            table.writeState.lastKey!.removeAll(keepingCapacity: true)
-            table.writeState.lastKey!.append(contentsOf: keyScratch)
-        }
-        if let changeLog, !replaced { changeLog.changes(for: table).inserted.append(ObjectKey(keyScratch)) }
-        generation &+= 1
-
         object._realm = self
         object._isManaged = true
         object._binding = binding
-        object._key = ObjectKey(keyScratch)
+        object._key = key
         object._generation = 0
     }
 
-    /// The stored columns whose values differ between two records of `table`.
-    private func changedColumns(_ table: Table, old: UnsafeRawBufferPointer, new: UnsafeRawBufferPointer) -> UInt64 {
-        var mask: UInt64 = 0
-        for c in 0..<table.columnCount {
-            let a = table.field(old.baseAddress!, size: old.count, column: c, in: file)
-            let b = table.field(new.baseAddress!, size: new.count, column: c, in: file)
-            if !ByteOrder.equal(a, b) { mask |= ChangeLog.bit(c) }
-        }
-        return mask
-    }
-
-    /// The largest key stored in `table`, seen by the current write.
-    private func lastKey(of table: Table) throws -> [UInt8]? {
-        let cursor = try Cursor(transaction: writeTxn, dbi: table.database.dbi)
-        return try cursor.last().map { Array($0.key) }
-    }
-
-    private func lastAutoKey(of table: Table) throws -> UInt64 {
-        guard let key = try lastKey(of: table), key.count == 8 else { return 0 }
-        return key.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) }
-    }
-
-    /// Rewrites `object`'s record with `value` in `storedColumn`.
+    /// Rewrites `object`'s record with `value` in `storedColumn`; a failure is the write's
+    /// (its commit throws it).
     func replaceField(of object: Object, storedColumn: Int, with value: UnsafeRawBufferPointer?) {
-        let binding = object._binding!
-        let table = binding.table
-        let record = object._record!
-        let size = object._recordSize
-        let columns = table.columnCount
-        let fixed = table.fixedSizes[storedColumn]
-        if let value, fixed > 0, value.count != Int(fixed) {
-            fatalError("A value of \(value.count) bytes does not fit column \(storedColumn) of '\(table.className)'")
-        }
-        recordWriter.begin(columns: columns)
-        for c in 0..<columns {
-            recordWriter.append(c == storedColumn ? value : table.field(record, size: size, column: c, in: file))
-        }
-        let indexed = table.indexes[storedColumn] != nil
-        let oldKeys = indexed ? indexKeys(table, record: UnsafeRawBufferPointer(start: record, count: size)).filter { $0.column == storedColumn } : []
+        let table = object._binding!.table
         do {
-            try recordWriter.withRecord { newRecord in
-                try object._key.withBytes { key in _ = try writeTxn.put(table.database.dbi, key: key, value: newRecord) }
-            }
-            if indexed {
-                let newKeys = recordWriter.withRecord { indexKeys(table, record: $0) }.filter { $0.column == storedColumn }
-                if newKeys.first?.key != oldKeys.first?.key {
-                    try object._key.withBytes { key in
-                        try removeIndexEntries(table, oldKeys, key: key)
-                        try addIndexEntries(table, newKeys, key: key)
-                    }
-                }
-            }
-            changeLog?.changes(for: table).modified[object._key, default: 0] |= ChangeLog.bit(storedColumn)
+            try session!.replaceField(
+                of: object._key, record: UnsafeRawBufferPointer(start: object._record, count: object._recordSize), in: table,
+                storedColumn: storedColumn, with: value)
         } catch {
             // A setter cannot throw: the write records the error, and its commit throws it.
             recordWriteFailure(error, doing: "Cannot update an object of '\(table.className)' in")
         }
-        generation &+= 1
     }
 
     // MARK: - Deleting
@@ -229,7 +90,7 @@ extension Realm {
         if let current = bindingForReading(type(of: object)), current !== object._binding { object._binding = current }
         let table = object._binding!.table
         do {
-            try removeObjects([object._key], from: table)
+            try session!.removeObjects([object._key], from: table)
         } catch {
             recordWriteFailure(error, doing: "Cannot delete an object of '\(table.className)' from")
         }
@@ -259,7 +120,7 @@ extension Realm {
         require(core.realm === self, "Can only delete objects from the Realm they belong to.")
         guard let binding = core.resolveBinding() else { return }
         do {
-            try removeObjects(core.isWholeTable ? nil : core.evaluatedKeys(), from: binding.table)
+            try session!.removeObjects(core.isWholeTable ? nil : core.evaluatedKeys(), from: binding.table)
         } catch {
             recordWriteFailure(error, doing: "Cannot delete objects of '\(binding.table.className)' from")
         }
@@ -271,52 +132,12 @@ extension Realm {
         checkWriteThread()
         guard writeFailure == nil else { return }
         // Every index is emptied: the entries not yet written need not be.
-        pendingIndexEntries.removeAll()
+        session!.discardPendingIndexEntries()
         do {
-            for table in try allTables() { try removeObjects(nil, from: table) }
+            for table in try allTables() { try session!.removeObjects(nil, from: table) }
         } catch {
             recordWriteFailure(error, doing: "Cannot delete all objects of")
         }
-    }
-
-    /// Removes objects of `table` in the current write, with their index entries: every object
-    /// (`keys` nil: the table and its indexes are emptied) or those with the listed keys (keys
-    /// not stored are passed over). Every deletion of objects goes through here.
-    func removeObjects(_ keys: [ObjectKey]?, from table: Table) throws {
-        generation &+= 1
-        let changes = changeLog?.changes(for: table)
-        // The index entries still buffered are written first: those of the objects removed go
-        // with them below.
-        try flushIndexEntries()
-        let txn = writeTxn
-        guard let keys else {
-            try txn.empty(table.database.dbi)
-            for index in table.indexes.values { try txn.empty(index.dbi) }
-            table.writeState = WriteTableState()
-            changes?.cleared = true
-            return
-        }
-        // Each record is found with a cursor, its index keys read from it, and it is deleted
-        // where the cursor stands: one B-tree descent per object. Its index entries are removed
-        // afterwards, sorted, so that each index is walked in order.
-        var entries = PendingIndexEntries()
-        let cursor = try Cursor(transaction: txn, dbi: table.database.dbi)
-        for key in keys {
-            try key.withBytes { key in
-                guard let found = try cursor.seek(exactly: key) else { return }
-                let record = found.value
-                table.checkRecord(record, in: file)
-                for column in table.indexedColumns {
-                    let field = table.field(record.baseAddress!, size: record.count, column: column, in: file)
-                    entries.append(dbi: table.indexes[column]!.dbi, value: key) { out in
-                        table.appendIndexKey(field, column: column, to: &out)
-                    }
-                }
-                try cursor.deleteCurrent()
-                changes?.deleted.append(ObjectKey(key))
-            }
-        }
-        try entries.drain { dbi, key, value in _ = try txn.delete(dbi, key: key, value: value) }
     }
 
     // MARK: - Reading
@@ -376,15 +197,8 @@ extension Realm {
 
     /// The object stored under `key`, or `nil`.
     private func lookUp(_ binding: TableBinding, key: UnsafeRawBufferPointer) -> Object? {
-        guard key.count <= file.environment.maxKeySize else { return nil }
-        let txn = readTransaction()
-        let found: UnsafeRawBufferPointer?
-        do {
-            found = try txn.get(binding.table.database.dbi, key: key)
-        } catch {
-            cannotRead("objects of '\(binding.table.className)'", error)
-        }
-        guard let found else { return nil }
+        guard key.count <= file.maximumKeySize else { return nil }
+        guard let found = record(of: binding.table, key: key, in: readView()) else { return nil }
         return makeObject(binding, key: key, record: found)
     }
 

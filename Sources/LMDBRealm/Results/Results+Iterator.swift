@@ -1,5 +1,4 @@
 import Foundation
-internal import LMDBKit
 
 /// The two accessors a walk re-points in turn. Each step tries the one returned two steps
 /// before: the optimiser may release a loop's variable only after the next call to `next()`,
@@ -83,29 +82,13 @@ final class TableWalk {
             return
         }
         self.binding = binding
-        let txn = realm.readTransaction()
+        let view = realm.readView()
         batchGeneration = realm.generation
         do {
-            let cursor = try Cursor(transaction: txn, dbi: binding.table.database.dbi)
-            var entry: Cursor.Entry?
-            if let lastKey {
-                entry = try lastKey.withBytes { key in
-                    let found = try cursor.seek(atLeast: key)
-                    if let found, found.key.elementsEqual(key) { return try cursor.next() }
-                    return found
-                }
-            } else {
-                entry = try cursor.first()
-            }
-            while let e = entry {
-                batch.append((e.key, e.value))
-                if batch.count == batchLimit { break }
-                entry = try cursor.next()
-            }
+            exhausted = try view.readBatch(of: binding.table, after: lastKey, limit: batchLimit, into: &batch)
         } catch {
             realm.cannotRead("objects of '\(binding.table.className)'", error)
         }
-        exhausted = batch.count < batchLimit
     }
 }
 
@@ -140,13 +123,8 @@ final class EvaluatedObjects {
             }
             // The realm changed since the walk began: the record is read again, and an object
             // deleted since is skipped.
-            let txn = realm.readTransaction()
-            let record: UnsafeRawBufferPointer?
-            do {
-                record = try entries[i].key.withBytes { try txn.get(binding.table.database.dbi, key: $0) }
-            } catch {
-                realm.cannotRead("objects of '\(binding.table.className)'", error)
-            }
+            let view = realm.readView()
+            let record = entries[i].key.withBytes { realm.record(of: binding.table, key: $0, in: view) }
             if let record { return entries[i].key.withBytes { accessor($0, record) } }
         }
         return nil

@@ -1,4 +1,3 @@
-internal import LMDBKit
 import Foundation
 
 /// Objects of one class in a realm, filtered, sorted and shaped: a live, lazily evaluated

@@ -1,5 +1,4 @@
 import Foundation
-internal import LMDBKit
 
 /// One step of a `Results` chain, applied in the order written.
 enum ResultsStep: Sendable {
@@ -109,7 +108,7 @@ final class ResultsCore {
         lock?.lock()
         defer { lock?.unlock() }
         guard let binding = resolveBinding() else { return 0 }
-        let txn = realm.queryTransaction()
+        let txn = realm.queryView()
         if countGeneration == realm.generation { return cachedCount }
         let n = computeCount(binding, txn)
         cachedCount = n
@@ -120,10 +119,10 @@ final class ResultsCore {
     private var cachedCount = 0
     private var countGeneration: UInt64 = 0
 
-    private func computeCount(_ binding: TableBinding, _ txn: UnsafeTransaction) -> Int {
+    private func computeCount(_ binding: TableBinding, _ txn: StoreView) -> Int {
         let (query, rest) = split()
         if rest.isEmpty {
-            let executor = QueryExecutor(realm: realm, table: binding.table, txn: txn)
+            let executor = QueryExecutor(reader: realm, table: binding.table, view: txn)
             if query == nil { return realm.objectCount(of: binding.table, in: txn) }
             return executor.count(plan(binding).plan)
         }
@@ -142,7 +141,7 @@ final class ResultsCore {
         let lock = realm.frozenLock
         lock?.lock()
         defer { lock?.unlock() }
-        let txn = realm.queryTransaction()
+        let txn = realm.queryView()
         if entriesGeneration == realm.generation {
             if records && !entriesHaveRecords { loadRecords(txn) }
             return entries
@@ -153,7 +152,7 @@ final class ResultsCore {
         guard let binding = resolveBinding() else { return entries }
         let table = binding.table
         let (plan, consumed) = plan(binding)
-        let executor = QueryExecutor(realm: realm, table: table, txn: txn)
+        let executor = QueryExecutor(reader: realm, table: table, view: txn)
         var remaining = split().rest.dropFirst(consumed)
         // A lone limit stops the walk early too.
         var stopAfter: Int?
@@ -199,12 +198,12 @@ final class ResultsCore {
     }
 
     /// Looks up the records an evaluation without them left out.
-    private func loadRecords(_ txn: UnsafeTransaction) {
+    private func loadRecords(_ txn: StoreView) {
         let table = binding!.table
         for i in entries.indices where entries[i].record.baseAddress == nil {
             let found: UnsafeRawBufferPointer?
             do {
-                found = try entries[i].key.withBytes { try txn.get(table.database.dbi, key: $0) }
+                found = try entries[i].key.withBytes { try txn.record(of: table, key: $0) }
             } catch {
                 realm.cannotRead("objects of '\(table.className)'", error)
             }
@@ -257,17 +256,13 @@ final class ResultsCore {
         let lock = realm.frozenLock
         lock?.lock()
         defer { lock?.unlock() }
-        let txn = realm.readTransaction()
+        let txn = realm.readView()
         if keysGeneration == realm.generation { return keys }
         keys.removeAll(keepingCapacity: true)
         if isWholeTable {
             if let binding = resolveBinding() {
                 do {
-                    let cursor = try Cursor(transaction: txn, dbi: binding.table.database.dbi)
-                    try cursor.forEach { key, _ in
-                        keys.append(ObjectKey(key))
-                        return true
-                    }
+                    try txn.forEachKey(of: binding.table) { keys.append(ObjectKey($0)) }
                 } catch {
                     realm.cannotRead("objects of '\(binding.table.className)'", error)
                 }
@@ -284,7 +279,7 @@ final class ResultsCore {
         let lock = realm.frozenLock
         lock?.lock()
         defer { lock?.unlock() }
-        let txn = realm.readTransaction()
+        let txn = realm.readView()
         if !isWholeTable {
             let entries = evaluate()
             require(
@@ -295,7 +290,7 @@ final class ResultsCore {
         require(position >= 0 && position < keys.count, "Index \(position) is out of bounds (must be less than \(keys.count)).")
         let tableBinding = self.binding!
         do {
-            let record = try keys[position].withBytes { try txn.get(tableBinding.table.database.dbi, key: $0) }
+            let record = try keys[position].withBytes { try txn.record(of: tableBinding.table, key: $0) }
             guard let record else { fatalError("Object has been deleted or invalidated.") }
             return keys[position].withBytes { realm.makeObject(tableBinding, key: $0, record: record) }
         } catch {
@@ -313,9 +308,8 @@ final class ResultsCore {
             return last.key.withBytes { realm.makeObject(binding, key: $0, record: last.record) }
         }
         do {
-            let cursor = try Cursor(transaction: realm.readTransaction(), dbi: binding.table.database.dbi)
-            guard let entry = try cursor.last() else { return nil }
-            return realm.makeObject(binding, key: entry.key, record: entry.value)
+            guard let entry = try realm.readView().lastObject(of: binding.table) else { return nil }
+            return realm.makeObject(binding, key: entry.key, record: entry.record)
         } catch {
             realm.cannotRead("objects of '\(binding.table.className)'", error)
         }
@@ -340,8 +334,8 @@ final class ResultsCore {
         guard let binding = resolveBinding() else { return }
         let table = binding.table
         if isWholeTable || split().rest.isEmpty {
-            let txn = realm.queryTransaction()
-            let executor = QueryExecutor(realm: realm, table: table, txn: txn)
+            let txn = realm.queryView()
+            let executor = QueryExecutor(reader: realm, table: table, view: txn)
             executor.forEach(plan(binding).plan) { _, record in
                 body(table.field(record.baseAddress!, size: record.count, column: column, in: realm.file))
                 return true

@@ -96,6 +96,7 @@ final class GroupCommitter: @unchecked Sendable {
         // accesses.
         let parent: UnsafeTransaction
         let member: Member
+        let file: StoreFile
     }
 
     // Unowned: the file owns its committer. The writer thread holds the file strongly while it
@@ -163,7 +164,7 @@ final class GroupCommitter: @unchecked Sendable {
         var members: [Member] = []
         while members.count < Self.maximumGroupSize, let member = next() {
             members.append(member)
-            member.start(Turn(parent: txn.unsafe, member: member))
+            member.start(Turn(parent: txn.unsafe, member: member, file: file))
             member.waitUntilFinished()
         }
         let log = ChangeLog()
@@ -171,17 +172,17 @@ final class GroupCommitter: @unchecked Sendable {
         for member in members {
             if let memberLog = member.log { log.absorb(memberLog) } else { recorded = false }
         }
-        if recorded && !log.isEmpty { file.hub.stage(log, version: version) }
+        if recorded && !log.isEmpty { file.announcer.stage(log, version: version) }
         let result: Result<Void, any Error>
         do {
             try txn.commit()
             result = .success(())
         } catch {
-            file.hub.unstage(version: version)
+            file.announcer.unstage(version: version)
             result = .failure(Realm.Error(error, url: file.url, doing: "Cannot commit a write to"))
         }
         for member in members { member.complete(result) }
         TestHooks.groupCommit?(.membersResumed)
-        if case .success = result { file.hub.announceCommitted() }
+        if case .success = result { file.announcer.announceCommitted() }
     }
 }

@@ -40,119 +40,15 @@ extension Table {
     }
 }
 
-extension Realm {
-    /// The index keys of an object's record, one per indexed column, copied out of the record
-    /// (values read from LMDB are only valid until the next change).
-    func indexKeys(_ table: Table, record: UnsafeRawBufferPointer) -> [(column: Int, key: [UInt8])] {
-        table.indexedColumns.map { column in
-            var key: [UInt8] = []
-            table.appendIndexKey(
-                table.field(record.baseAddress!, size: record.count, column: column, in: file), column: column, to: &key)
-            return (column, key)
-        }
-    }
-
-    /// Adds index entries for the object `key`: buffered, and written in key order when the
-    /// write next reads or removes index entries, or commits (see ``flushIndexEntries()``).
-    func addIndexEntries(_ table: Table, _ keys: [(column: Int, key: [UInt8])], key: UnsafeRawBufferPointer) throws {
-        for (column, indexKey) in keys {
-            pendingIndexEntries.append(dbi: table.indexes[column]!.dbi, key: indexKey, value: key)
-        }
-        if pendingIndexEntries.count >= PendingIndexEntries.flushThreshold { try flushIndexEntries() }
-    }
-
-    /// Buffers the index entries of a new object whose record is `record`, encoding each index
-    /// key straight into the buffer (no allocation per object).
-    func bufferIndexEntries(_ table: Table, record: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer) throws {
-        for column in table.indexedColumns {
-            let field = table.field(record.baseAddress!, size: record.count, column: column, in: file)
-            pendingIndexEntries.append(dbi: table.indexes[column]!.dbi, value: key) { out in
-                table.appendIndexKey(field, column: column, to: &out)
-            }
-        }
-        if pendingIndexEntries.count >= PendingIndexEntries.flushThreshold { try flushIndexEntries() }
-    }
-
-    /// Writes the buffered index entries, sorted, so each index is written in key order:
-    /// random-order inserts into a B-tree cost 2-5 times more (page splits, cache misses).
-    func flushIndexEntries() throws {
-        guard !pendingIndexEntries.isEmpty else { return }
-        let txn = writeTxn
-        // Values read earlier in this write may be stale after these changes.
-        generation &+= 1
-        // Entries come sorted per index. Once an entry sorts after everything the index holds,
-        // the rest are appended (MDB_APPEND / MDB_APPENDDUP): no search, and full pages.
-        var currentDBI: UInt32?
-        var appending = false
-        var previousKey: [UInt8] = []
-        var previousValue: [UInt8] = []
-        try pendingIndexEntries.drain { dbi, key, value in
-            if dbi != currentDBI {
-                currentDBI = dbi
-                appending = false
-                let cursor = try Cursor(transaction: txn, dbi: dbi)
-                if let last = try cursor.last() {
-                    let c = ByteOrder.compare(key, last.key)
-                    appending = c > 0 || (c == 0 && ByteOrder.compare(value, last.value) > 0)
-                    previousKey = Array(last.key)
-                    previousValue = Array(last.value)
-                } else {
-                    appending = true
-                    previousKey = []
-                    previousValue = []
-                }
-            }
-            if appending {
-                let sameKey = key.elementsEqual(previousKey)
-                if sameKey && value.elementsEqual(previousValue) { return }  // the same entry twice
-                _ = try txn.put(dbi, key: key, value: value, flags: sameKey ? PutFlags.appendDuplicate.rawValue : PutFlags.append.rawValue)
-                if !sameKey { previousKey = Array(key) }
-                previousValue = Array(value)
-            } else {
-                _ = try txn.put(dbi, key: key, value: value, flags: PutFlags.noDuplicateData.rawValue)
-            }
-        }
-    }
-
-    /// Removes index entries of the object `key`.
-    func removeIndexEntries(_ table: Table, _ keys: [(column: Int, key: [UInt8])], key: UnsafeRawBufferPointer) throws {
-        try flushIndexEntries()
-        let txn = writeTxn
-        for (column, indexKey) in keys {
-            try indexKey.withUnsafeBytes { k in _ = try txn.delete(table.indexes[column]!.dbi, key: k, value: key) }
-        }
-    }
-
-    /// Writes the index entries of every object of `table` into the index of `column`.
-    func buildIndex(_ index: Database, of table: Table, column: Int) throws {
-        let txn = writeTxn
-        var entries: [([UInt8], [UInt8])] = []
-        let cursor = try Cursor(transaction: txn, dbi: table.database.dbi)
-        try cursor.forEach { key, record in
-            table.checkRecord(record, in: file)
-            var indexKey: [UInt8] = []
-            table.appendIndexKey(table.field(record.baseAddress!, size: record.count, column: column, in: file), column: column, to: &indexKey)
-            entries.append((indexKey, Array(key)))
-            return true
-        }
-        // Sorted, so the index is written in key order: no page splits in the middle.
-        entries.sort { $0.0.lexicographicallyPrecedes($1.0) || ($0.0 == $1.0 && $0.1.lexicographicallyPrecedes($1.1)) }
-        for (k, v) in entries {
-            try k.withUnsafeBytes { k in try v.withUnsafeBytes { v in _ = try txn.put(index.dbi, key: k, value: v) } }
-        }
-    }
-}
-
-extension Realm {
+extension StoreView {
     /// Walks every table and every index of the file and lists each way they disagree: an
     /// index entry with no object, an object missing from an index, an entry under the wrong
     /// value. Empty when the file is consistent.
-    @_spi(Testing) public func indexProblems() -> [String] {
-        checkThread()
+    func indexProblems(of tables: [Table], in file: StoreFile) -> [String] {
         var problems: [String] = []
-        let txn = queryTransaction()
+        let txn = transaction
         do {
-            for table in try allTables() {
+            for table in tables {
                 for (column, index) in table.indexes.sorted(by: { $0.key < $1.key }) {
                     let name = "\(table.className).\(table.schema.properties[column].name)"
                     var expected = Set<[UInt8]>()

@@ -16,8 +16,9 @@ final class StoreFile: @unchecked Sendable {
     let catalog: Database
     /// The versions this process pins, for the active-versions limit.
     let versions = PinnedVersions()
-    /// Announces commits to observers, and keeps what in-process writes changed.
-    let hub: CommitHub
+    /// Tells the layer above of commits (the observation layer's hub); set once, when the file
+    /// is loaded.
+    private(set) var announcer: (any CommitAnnouncer)!
     /// Batches the `asyncWrite`s of this process into shared commits.
     private(set) var committer: GroupCommitter!
     private let lock = NSLock()
@@ -37,7 +38,6 @@ final class StoreFile: @unchecked Sendable {
         self.meta = meta
         self.catalog = catalog
         for t in tables { self.tables[t.className] = t }
-        hub = CommitHub(path: url.path, environment: environment)
         committer = GroupCommitter(file: self)
     }
 
@@ -50,12 +50,16 @@ final class StoreFile: @unchecked Sendable {
 
     /// The shared state of the file `configuration` names, opening the file if this process
     /// has not.
-    static func open(_ configuration: Realm.Configuration) throws -> StoreFile {
+    /// `makeAnnouncer` makes the file's ``CommitAnnouncer`` when this call loads the file.
+    static func open(
+        _ configuration: Realm.Configuration, announcer makeAnnouncer: (StoreFile) -> any CommitAnnouncer
+    ) throws -> StoreFile {
         let url = configuration.resolvedFileURL
         return try registryLock.withLock {
             let environment = try openEnvironment(configuration, url: url)
             if let file = registry[environment.path]?.file { return file }
             let file = try load(environment, url: url, readOnly: configuration.readOnly)
+            file.announcer = makeAnnouncer(file)
             registry[environment.path] = Weak(file: file)
             return file
         }
@@ -204,15 +208,15 @@ final class StoreFile: @unchecked Sendable {
 
     /// The catalog version recorded in the file, as `txn` sees it. Every change to the catalog
     /// (a class added, an index built or dropped) increments it.
-    func catalogVersion(in txn: UnsafeTransaction) throws -> UInt64 {
-        let found = try StoreFile.catalogVersionKey.withUnsafeBytes { try txn.get(meta.dbi, key: $0) }
+    func catalogVersion(in view: StoreView) throws -> UInt64 {
+        let found = try StoreFile.catalogVersionKey.withUnsafeBytes { try view.transaction.get(meta.dbi, key: $0) }
         guard let found, found.count == 8 else { return 0 }
         return UInt64(littleEndian: found.loadUnaligned(as: UInt64.self))
     }
 
-    func storeCatalogVersion(_ version: UInt64, in txn: UnsafeTransaction) throws {
+    func storeCatalogVersion(_ version: UInt64, in view: StoreView) throws {
         try StoreFile.catalogVersionKey.withUnsafeBytes { key in
-            try withUnsafeBytes(of: version.littleEndian) { _ = try txn.put(meta.dbi, key: key, value: $0) }
+            try withUnsafeBytes(of: version.littleEndian) { _ = try view.transaction.put(meta.dbi, key: key, value: $0) }
         }
     }
 
@@ -239,14 +243,34 @@ final class StoreFile: @unchecked Sendable {
     /// added it since this file was loaded) and opens its table with `openDatabase`. The
     /// caller publishes it (see ``publish(_:)``) once its database handle is shared.
     func findTable(
-        named className: String, in txn: UnsafeTransaction, useShared: Bool = true, openDatabase: (String) throws -> Database?
+        named className: String, in view: StoreView, useShared: Bool = true, openDatabase: (String) throws -> Database?
     ) throws -> Table? {
         if useShared, let table = table(named: className) { return table }
-        let found = try Array(className.utf8).withUnsafeBytes { try txn.get(catalog.dbi, key: $0) }
+        let found = try Array(className.utf8).withUnsafeBytes { try view.transaction.get(catalog.dbi, key: $0) }
         guard let found else { return nil }
         let schema = try StoreFile.decodeSchema(found, name: className, url: url)
         guard let db = try openDatabase(Table.databaseName(for: className)) else { return nil }
         let indexes = try Table.openIndexes(of: schema) { name, _ in try openDatabase(name) }
         return Table(schema: schema, database: db, indexes: indexes)
     }
+
+    /// Finds the table of `className` in the catalog `view` sees and opens its databases
+    /// outside any write (the environment's shared handles).
+    func findTable(named className: String, in view: StoreView, useShared: Bool) throws -> Table? {
+        try findTable(named: className, in: view, useShared: useShared) { try environment.database(named: $0) }
+    }
+
+    // MARK: - Facts for the layers above
+
+    /// A reader of the newest version committed to the file, by any process.
+    var lastCommittedVersionReader: @Sendable () -> Int {
+        let environment = self.environment
+        return { environment.info().lastTransactionID }
+    }
+
+    /// The file's largest key, in bytes.
+    var maximumKeySize: Int { environment.maxKeySize }
+
+    /// Reader slots in use in the file's lock table, across processes.
+    var readerSlotsInUse: Int { environment.readerSlotsInUse() }
 }

@@ -5,9 +5,18 @@ internal import LMDBKit
 /// passes the filter to a closure, as its key and record straight from the map (valid until
 /// the snapshot changes).
 struct QueryExecutor {
-    let realm: Realm
+    let reader: any StoreReader
     let table: Table
-    let txn: UnsafeTransaction
+    let view: StoreView
+    private let file: StoreFile
+    private var txn: UnsafeTransaction { view.transaction }
+
+    init(reader: any StoreReader, table: Table, view: StoreView) {
+        self.reader = reader
+        self.table = table
+        self.view = view
+        file = reader.file
+    }
 
     typealias Visit = (_ key: UnsafeRawBufferPointer, _ record: UnsafeRawBufferPointer) -> Bool
 
@@ -26,12 +35,12 @@ struct QueryExecutor {
         do {
             try walk(plan, keysOnly: keysOnly) { key, record in
                 if keysOnly && record.baseAddress == nil { return body(key, record) }
-                table.checkRecord(record, in: realm.file)
+                table.checkRecord(record, in: file)
                 if let filter = plan.filter, !filter(key, record) { return true }
                 return body(key, record)
             }
         } catch {
-            realm.cannotRead("objects of '\(table.className)'", error)
+            reader.cannotRead("objects of '\(table.className)'", error)
         }
     }
 
@@ -46,23 +55,27 @@ struct QueryExecutor {
                 }
                 return total
             } catch {
-                realm.cannotRead("the index of '\(table.className)'", error)
+                reader.cannotRead("the index of '\(table.className)'", error)
             }
         }
         if case .fullScan = plan.access, plan.filter == nil {
-            return realm.objectCount(of: table, in: txn)
+            do {
+                return try view.count(of: table)
+            } catch {
+                reader.cannotRead("objects of '\(table.className)'", error)
+            }
         }
         var n = 0
         if case .fullScan = plan.access, let filter = plan.filter {
             // The common unindexed count, without forEach's layers around each record.
             do {
                 try scanTable(prefetching: plan.filterFieldPosition) { key, record in
-                    table.checkRecord(record, in: realm.file)
+                    table.checkRecord(record, in: file)
                     if filter(key, record) { n += 1 }
                     return true
                 }
             } catch {
-                realm.cannotRead("objects of '\(table.className)'", error)
+                reader.cannotRead("objects of '\(table.className)'", error)
             }
             return n
         }
@@ -216,7 +229,7 @@ struct QueryExecutor {
             // The values of one key come in object-key order: going down, reversed.
             if !ascending { group.reverse() }
             if cut {
-                let order = FieldOrder(table: table, column: column, file: realm.file)
+                let order = FieldOrder(table: table, column: column, file: file)
                 group = group.enumerated().sorted { a, b in
                     let c = order.compare(a.element.record, b.element.record)
                     if c != 0 { return ascending ? c < 0 : c > 0 }
@@ -242,7 +255,7 @@ struct QueryExecutor {
     /// The record of the object `key` an index names.
     private func record(of key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer {
         guard let record = try txn.get(table.database.dbi, key: key) else {
-            fatalError("The realm at '\(realm.file.url.path)' is damaged: an index of '\(table.className)' names a missing object")
+            fatalError("The realm at '\(file.url.path)' is damaged: an index of '\(table.className)' names a missing object")
         }
         return record
     }

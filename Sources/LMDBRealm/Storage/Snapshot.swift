@@ -13,7 +13,7 @@ final class Snapshot: @unchecked Sendable {
     // and LMDB allows reads of one read transaction (MDB_NOTLS) from several threads once its
     // databases' records are loaded, which `warm` does before a snapshot is shared.
     private var transaction: Transaction?
-    let view: UnsafeTransaction
+    let view: StoreView
     let file: StoreFile
     /// The LMDB transaction ID of the version, while not reset.
     private(set) var version: Int
@@ -22,7 +22,7 @@ final class Snapshot: @unchecked Sendable {
     /// Pins the newest committed version of `file`.
     init(file: StoreFile) throws {
         let txn = try Transaction(environment: file.environment, readOnly: true)
-        view = txn.unsafe
+        view = StoreView(txn.unsafe)
         version = txn.id
         transaction = consume txn
         self.file = file
@@ -46,7 +46,7 @@ final class Snapshot: @unchecked Sendable {
     func renew() throws {
         guard isReset else { return }
         try transaction?.renew()
-        version = view.id
+        version = view.version
         file.versions.pin(version)
         isReset = false
     }
@@ -56,11 +56,12 @@ final class Snapshot: @unchecked Sendable {
     /// record in the transaction on its first use).
     /// - Throws: `LMDBError` if a database cannot be read; the snapshot must not be shared then.
     func warm(_ tables: [Table]) throws {
-        _ = try view.statistics(file.meta.dbi)
-        _ = try view.statistics(file.catalog.dbi)
+        let txn = view.transaction
+        _ = try txn.statistics(file.meta.dbi)
+        _ = try txn.statistics(file.catalog.dbi)
         for table in tables {
-            _ = try view.statistics(table.database.dbi)
-            for index in table.indexes.values { _ = try view.statistics(index.dbi) }
+            _ = try txn.statistics(table.database.dbi)
+            for index in table.indexes.values { _ = try txn.statistics(index.dbi) }
         }
     }
 }

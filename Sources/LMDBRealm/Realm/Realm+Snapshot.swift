@@ -1,0 +1,117 @@
+import Foundation
+
+// MARK: - Snapshots
+
+extension Realm {
+    /// The version reads go through: the write's inside a write, else the snapshot's, taken
+    /// anew if it was released.
+    @inline(__always)
+    func readView() -> StoreView {
+        if let session { return session.view }
+        if snapshotIsReset { renewSnapshot() }
+        return snapshotView
+    }
+
+    private func renewSnapshot() {
+        do {
+            try takeNewestSnapshot()
+        } catch {
+            cannotRead("a new snapshot", error)
+        }
+    }
+
+    /// Takes the newest version in place of the released snapshot: in its own transaction if
+    /// the realm held it alone, in a new one (a new reader slot) if it was shared.
+    /// - Throws: `LMDBError`, such as `readersFull`; the realm still has no snapshot then.
+    func takeNewestSnapshot() throws {
+        if let snapshot {
+            try snapshot.renew()
+        } else {
+            let fresh = try Snapshot(file: file)
+            snapshot = fresh
+            snapshotView = fresh.view
+        }
+        snapshotIsReset = false
+        let id = snapshotView.version
+        if id != snapshotID {
+            snapshotID = id
+            generation &+= 1
+            syncCatalog(snapshotView)
+        }
+    }
+
+    func releaseSnapshot() {
+        guard !snapshotIsReset else { return }
+        if isKnownUniquelyReferenced(&snapshot) {
+            snapshot?.reset()
+        } else {
+            // Frozen realms or observers still read this version: leave it to them.
+            snapshot = nil
+        }
+        snapshotIsReset = true
+        // The pages behind handed-out pointers may now be reused by a writer.
+        generation &+= 1
+        file.hub.prune(oldestPinned: file.versions.oldest)
+    }
+
+    /// The realm's current snapshot, taken anew if it was released.
+    func currentSnapshot() -> Snapshot {
+        _ = readView()
+        return snapshot!
+    }
+
+    /// Moves the realm to the newest committed version.
+    ///
+    /// Objects and results read afterwards reflect every commit made before the call, by any
+    /// thread or process.
+    /// - Returns: Whether the version changed.
+    ///
+    /// The realm's notifications for the changes are delivered before `refresh` returns.
+    /// A frozen realm never changes: `refresh` does nothing on it.
+    @discardableResult
+    public func refresh() -> Bool {
+        checkThread()
+        guard !isFrozen, !isInWriteTransaction else { return false }
+        let before = snapshotID
+        moveToNewestVersion()
+        let changed = snapshotID != before
+        deliverNotifications()
+        return changed
+    }
+
+    /// Takes the newest version without delivering notifications.
+    func refreshWithoutDelivering() -> Bool {
+        let before = snapshotID
+        moveToNewestVersion()
+        return snapshotID != before
+    }
+
+    /// Takes the newest version without delivering notifications.
+    private func moveToNewestVersion() {
+        releaseSnapshot()
+        renewSnapshot()
+    }
+
+    /// A queue- or actor-confined realm's own refresh, when the file changed; with
+    /// ``autorefresh`` off, its realm observers hear `.refreshRequired` instead.
+    func autorefreshNow() {
+        guard writeThread == nil else { return }
+        let latest = file.hub.latestVersion
+        guard autorefresh else {
+            if snapshotIsReset || snapshotID < latest { deliverRefreshRequired() }
+            return
+        }
+        if snapshotIsReset || snapshotID < latest { moveToNewestVersion() }
+        deliverNotifications()
+        if snapshotID < latest { listener?.retrySoon() }
+    }
+
+    /// Releases the realm's snapshot, so the file can reuse the space of old versions; the
+    /// next read takes a new snapshot. Accessors read before stay usable: they reload.
+    public func invalidate() {
+        checkThread()
+        guard !isFrozen else { return }
+        if isInWriteTransaction { cancelWrite() }
+        releaseSnapshot()
+    }
+}

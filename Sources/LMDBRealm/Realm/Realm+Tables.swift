@@ -1,0 +1,145 @@
+import Foundation
+
+// MARK: - Tables and their bindings
+
+extension Realm {
+    /// The binding of `info`'s class to its table in this file; with `create`, inside a write,
+    /// the table is made if the file has none.
+    /// - Throws: ``Realm/Error/Code/schemaMismatch`` if the stored class differs.
+    func binding(for info: ClassInfo, create: Bool) throws -> TableBinding? {
+        try binding(for: info.type, info: info, create: create)
+    }
+
+    /// As ``binding(for:create:)``, looking in this realm's caches before asking for the
+    /// class's description.
+    @inline(__always)
+    func binding(for type: Object.Type, info: ClassInfo? = nil, create: Bool) throws -> TableBinding? {
+        if let frozenLock {
+            frozenLock.lock()
+            defer { frozenLock.unlock() }
+            return try cachedBinding(for: type, info: info, create: create)
+        }
+        return try cachedBinding(for: type, info: info, create: create)
+    }
+
+    @inline(__always)
+    private func cachedBinding(for type: Object.Type, info: ClassInfo?, create: Bool) throws -> TableBinding? {
+        if let last = lastBinding, last.classInfo.type == type { return last }
+        if let b = bindings[ObjectIdentifier(type)] {
+            lastBinding = b
+            return b
+        }
+        return try resolveBinding(info ?? ClassInfo.of(type), create: create)
+    }
+
+    private func resolveBinding(_ info: ClassInfo, create: Bool) throws -> TableBinding? {
+        if let types = configuration.objectTypes, !types.contains(where: { $0 == info.type }) {
+            fatalError(
+                "Object type '\(info.schema.className)' is not managed by the Realm. If using a custom `objectTypes` array, make sure all model classes are included.")
+        }
+        let name = info.schema.className
+        var table = try discoverTable(named: name)
+        if table == nil {
+            guard create else { return nil }
+            guard let session else { fatalError("not in a write transaction") }
+            do {
+                table = try session.createTable(info.schema)
+            } catch {
+                throw Realm.Error(error, url: file.url, doing: "Cannot add class '\(name)' to")
+            }
+        } else if let session, table!.schema.indexedNames != info.schema.indexedNames {
+            do {
+                table = try session.reindex(table!, declared: info.schema)
+            } catch {
+                throw Realm.Error(error, url: file.url, doing: "Cannot change the indexes of '\(name)' in")
+            }
+        }
+        do {
+            let b = try TableBinding(table: table!, classInfo: info)
+            bindings[ObjectIdentifier(info.type)] = b
+            return b
+        } catch {
+            throw Realm.Error(
+                .schemaMismatch,
+                "Migration is required due to the following errors:\n- " + error.lines.joined(separator: "\n- "),
+                fileURL: file.url)
+        }
+    }
+
+    /// The table of `className`: known to the file, created or found by this write, or found
+    /// in the catalog (added by another handle or process since the file was loaded).
+    private func discoverTable(named className: String) throws -> Table? {
+        do {
+            if let session { return try session.findTable(named: className) }
+            // A frozen realm uses the file's tables only while they describe its own catalog
+            // version, and keeps those it finds otherwise to itself.
+            let shared = !isFrozen || file.catalogVersionKnown == bindingsVersion
+            if let table = privateTables[className] ?? (shared ? file.table(named: className) : nil) { return table }
+            let table = try file.findTable(named: className, in: readView(), useShared: shared)
+            if let table {
+                if !shared { privateTables[className] = table } else if !isFrozen { file.publish(table) }
+            }
+            return table
+        } catch {
+            throw Realm.Error(error, url: file.url, doing: "Cannot read the schema of '\(className)' in")
+        }
+    }
+
+    /// Every table in the file, including those other handles or processes added.
+    func allTables() throws -> [Table] {
+        let lock = frozenLock
+        lock?.lock()
+        defer { lock?.unlock() }
+        let names: [String]
+        do {
+            names = try readView().classNames(in: file)
+        } catch {
+            throw Realm.Error(error, url: file.url, doing: "Cannot read the catalog of")
+        }
+        return try names.compactMap { try discoverTable(named: $0) }
+    }
+
+    /// Drops cached tables and bindings if another handle or process changed the catalog
+    /// (a class added, an index built or dropped) since they were made.
+    func syncCatalog(_ view: StoreView) {
+        let version: UInt64
+        do {
+            version = try file.catalogVersion(in: view)
+        } catch {
+            cannotRead("the catalog", error)
+        }
+        // A frozen realm may read an older catalog: it leaves the file's shared one alone.
+        if !isFrozen { file.noteCatalogVersion(version) }
+        if bindingsVersion != version {
+            bindings.removeAll()
+            lastBinding = nil
+            bindingsVersion = version
+        }
+    }
+
+    /// Whether the realm holds no objects at all.
+    public var isEmpty: Bool {
+        checkThread()
+        let tables: [Table]
+        do {
+            tables = try allTables()
+        } catch {
+            cannotRead("the catalog", error)
+        }
+        let view = readView()
+        return tables.allSatisfy { objectCount(of: $0, in: view) == 0 }
+    }
+
+    /// Walks every table and every index of the file and lists each way they disagree: an
+    /// index entry with no object, an object missing from an index, an entry under the wrong
+    /// value. Empty when the file is consistent.
+    @_spi(Testing) public func indexProblems() -> [String] {
+        checkThread()
+        let view = queryView()
+        do {
+            return view.indexProblems(of: try allTables(), in: file)
+        } catch {
+            return ["reading failed: \(error)"]
+        }
+    }
+}

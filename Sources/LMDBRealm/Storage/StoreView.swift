@@ -1,0 +1,93 @@
+import Foundation
+internal import LMDBKit
+
+/// Who reads through Storage: the file it reads, and where a read that cannot go on stops (a
+/// read does not throw; the realm implements this with the file, class and write named).
+protocol StoreReader: AnyObject {
+    var file: StoreFile { get }
+    func cannotRead(_ what: String, _ error: any Error) -> Never
+}
+
+/// One version of the file as reads see it: a snapshot's read transaction, or the current
+/// write's transaction (with the write's own changes).
+///
+/// A view is valid while its transaction is open (and, for a snapshot, not reset). The bytes it
+/// lends — keys and records — point into the memory map: they stay valid until the transaction
+/// ends or, in a write, until the next change, and must not be kept longer (accessors check the
+/// realm's generation before reusing them). Failures are thrown as they come from the file;
+/// callers that cannot throw stop through `Realm.cannotRead`.
+struct StoreView {
+    let transaction: UnsafeTransaction
+
+    init(_ transaction: UnsafeTransaction) {
+        self.transaction = transaction
+    }
+
+    /// The LMDB transaction ID of the version: it changes exactly when the data does.
+    var version: Int { transaction.id }
+
+    /// The record stored under `key` in `table`, or `nil`; its header is not checked yet.
+    @inline(__always)
+    func record(of table: Table, key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
+        try transaction.get(table.database.dbi, key: key)
+    }
+
+    /// The number of objects stored in `table`, from the B-tree's header: no record is read.
+    func count(of table: Table) throws -> Int {
+        try transaction.statistics(table.database.dbi).entries
+    }
+
+    /// The key and record of the object with the largest key in `table`, if any.
+    func lastObject(of table: Table) throws -> (key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer)? {
+        let cursor = try Cursor(transaction: transaction, dbi: table.database.dbi)
+        return try cursor.last().map { ($0.key, $0.value) }
+    }
+
+    /// Calls `body` with each key of `table`, ascending.
+    func forEachKey(of table: Table, _ body: (UnsafeRawBufferPointer) -> Void) throws {
+        let cursor = try Cursor(transaction: transaction, dbi: table.database.dbi)
+        try cursor.forEach { key, _ in
+            body(key)
+            return true
+        }
+    }
+
+    /// Appends to `batch` the objects of `table` after `lastKey` (from the first without it),
+    /// at most `limit`, in key order.
+    /// - Returns: Whether the table has no objects beyond the batch.
+    func readBatch(
+        of table: Table, after lastKey: ObjectKey?, limit: Int,
+        into batch: inout ContiguousArray<(key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer)>
+    ) throws -> Bool {
+        let cursor = try Cursor(transaction: transaction, dbi: table.database.dbi)
+        var entry: Cursor.Entry?
+        if let lastKey {
+            entry = try lastKey.withBytes { key in
+                let found = try cursor.seek(atLeast: key)
+                if let found, found.key.elementsEqual(key) { return try cursor.next() }
+                return found
+            }
+        } else {
+            entry = try cursor.first()
+        }
+        var read = 0
+        while let e = entry {
+            batch.append((e.key, e.value))
+            read += 1
+            if read == limit { return false }
+            entry = try cursor.next()
+        }
+        return true
+    }
+
+    /// The names of the classes in the file's catalog, as this version sees it.
+    func classNames(in file: StoreFile) throws -> [String] {
+        var names: [String] = []
+        let cursor = try Cursor(transaction: transaction, dbi: file.catalog.dbi)
+        try cursor.forEach { key, _ in
+            names.append(String(decoding: key, as: UTF8.self))
+            return true
+        }
+        return names
+    }
+}

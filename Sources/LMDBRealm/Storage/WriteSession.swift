@@ -1,0 +1,528 @@
+import Foundation
+import Synchronization
+internal import LMDBKit
+
+/// Told by a write session whenever bytes lent out earlier may have moved: a record written,
+/// replaced or removed, index entries written, the catalog changed. The realm implements it by
+/// moving its generation on, so that accessors look their records up again.
+protocol WriteSessionObserver: AnyObject {
+    func writeSessionChanged()
+}
+
+/// The catalog changes of a write: the tables it created or re-indexed, and the catalog version
+/// it moves the file to. Published to the file once the write is durable, dropped otherwise.
+struct CatalogChanges {
+    var tables: [String: Table] = [:]
+    var version: UInt64?
+}
+
+/// Scratch space the writes of one realm reuse, so that a write allocates nothing per object.
+final class WriteBuffers {
+    @exclusivity(unchecked) var record = RecordWriter()
+    @exclusivity(unchecked) var key: [UInt8] = []
+    @exclusivity(unchecked) var indexEntries = PendingIndexEntries()
+}
+
+/// One write transaction of a realm: it owns the LMDB write transaction and everything a write
+/// does to the file — records and their keys, index entries (buffered, then written in key
+/// order), what changed (the change log observers read), and catalog changes.
+///
+/// The realm above keeps confinement, its snapshot and the public API; it begins a session in
+/// `beginWrite` (or in a group commit's turn) and ends it by ``commit()``, ``commitNested()``
+/// or ``abort()``. Every change goes through ``changed()``, the one place the observer hears
+/// that lent bytes may be stale. Errors are thrown as they come from the file (LMDB's), or as
+/// ``Refusal`` for values the file cannot take; the realm maps both to `Realm.Error`.
+final class WriteSession {
+    /// A value the file cannot take.
+    enum Refusal: Error {
+        /// `add` under `.error` met a stored object with the same primary key (shown as people
+        /// read it).
+        case primaryKeyExists(className: String, key: String)
+        /// An encoded primary key longer than LMDB's keys can be.
+        case keyTooLong(className: String, bytes: Int, maximum: Int)
+    }
+
+    let file: StoreFile
+    /// Identifies the write, for per-table state kept in ``Table/writeState``.
+    let id: UInt64
+    /// The write's own view: reads inside the write see its changes.
+    let view: StoreView
+    private var transaction: Transaction?
+    private unowned let observer: any WriteSessionObserver
+    private let buffers: WriteBuffers
+    /// What the write changed, while anything in the process observes the file.
+    private(set) var changeLog: ChangeLog?
+    private(set) var catalog = CatalogChanges()
+
+    private static let nextID = Atomic<UInt64>(0)
+
+    private init(
+        file: StoreFile, transaction: consuming Transaction, recording: Bool, buffers: WriteBuffers,
+        observer: any WriteSessionObserver
+    ) {
+        self.file = file
+        view = StoreView(transaction.unsafe)
+        self.transaction = consume transaction
+        id = WriteSession.nextID.add(1, ordering: .relaxed).newValue
+        changeLog = recording ? ChangeLog() : nil
+        self.buffers = buffers
+        self.observer = observer
+        buffers.indexEntries.removeAll()
+    }
+
+    deinit {
+        transaction.take()?.abort()
+    }
+
+    /// Begins a write, waiting for LMDB's write lock (held by one writer of the file at a time,
+    /// across processes).
+    static func begin(
+        _ file: StoreFile, recording: Bool, buffers: WriteBuffers, observer: any WriteSessionObserver
+    ) throws -> WriteSession {
+        let txn = try Transaction(environment: file.environment, readOnly: false)
+        return WriteSession(file: file, transaction: txn, recording: recording, buffers: buffers, observer: observer)
+    }
+
+    /// Begins a write nested in a group commit's transaction (see ``GroupCommitter``): its
+    /// changes join the group's when it commits, and vanish alone when it aborts.
+    static func begin(
+        nestedIn turn: GroupCommitter.Turn, recording: Bool, buffers: WriteBuffers, observer: any WriteSessionObserver
+    ) throws -> WriteSession {
+        let txn = try Transaction(nestedIn: turn.parent, environment: turn.file.environment)
+        return WriteSession(file: turn.file, transaction: txn, recording: recording, buffers: buffers, observer: observer)
+    }
+
+    /// Tells the observer that bytes lent before may have moved. Every change of the write
+    /// passes here.
+    @inline(__always)
+    private func changed() {
+        observer.writeSessionChanged()
+    }
+
+    // MARK: - Ending
+
+    /// Commits the write: its changes are durable when this returns, and the change log is
+    /// staged with the file's announcer for the version it creates.
+    /// - Returns: The version the commit created.
+    /// - Throws: The file's error; nothing of the write was written then.
+    func commit() throws -> Int {
+        try flushIndexEntries()
+        let log = takeChangeLog()
+        let txn = transaction.take()!
+        let version = txn.id
+        if let log, !log.isEmpty { file.announcer.stage(log, version: version) }
+        do {
+            try txn.commit()
+        } catch {
+            file.announcer.unstage(version: version)
+            throw error
+        }
+        changed()
+        return version
+    }
+
+    /// Commits a write nested in a group's transaction into it.
+    /// - Returns: What the write changed, for the group's change log.
+    func commitNested() throws -> ChangeLog? {
+        try flushIndexEntries()
+        let log = takeChangeLog()
+        try transaction.take()!.commit()
+        changed()
+        return log
+    }
+
+    /// Discards the write's changes.
+    func abort() {
+        buffers.indexEntries.removeAll()
+        changeLog = nil
+        transaction.take()?.abort()
+        changed()
+    }
+
+    /// What the write recorded, marked if it changed the catalog; it records nothing more.
+    private func takeChangeLog() -> ChangeLog? {
+        let log = changeLog
+        changeLog = nil
+        if let log, catalog.version != nil { log.catalogChanged = true }
+        return log
+    }
+
+    // MARK: - Objects
+
+    /// Stores the unmanaged `object` of `binding`'s class, with its index entries.
+    /// - Returns: The object's key.
+    /// - Throws: ``Refusal`` for a primary key that exists (under `.error`) or is too long; the
+    ///   file's error otherwise.
+    func insert(_ object: Object, binding: TableBinding, update: UpdatePolicy) throws -> ObjectKey {
+        let info = binding.classInfo
+        let table = binding.table
+        let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
+        let columns = table.schema.properties.count
+        let recordWriter = buffers.record
+
+        // The record, in stored column order.
+        recordWriter.begin(columns: columns)
+        if binding.isIdentity {
+            for field in info.fields {
+                field.accessor.encodeValue(at: base + field.offset, into: recordWriter)
+            }
+        } else {
+            var declared = [Int](repeating: 0, count: columns)
+            for d in 0..<columns { declared[binding.storedColumn(Int32(d))] = d }
+            for s in 0..<columns {
+                let field = info.fields[declared[s]]
+                field.accessor.encodeValue(at: base + field.offset, into: recordWriter)
+            }
+        }
+
+        // The key: the encoded primary key, or the next auto-assigned number.
+        // The table's write state is used in place: a local copy would share `lastKey`'s
+        // buffer and make every update of it allocate.
+        if table.writeState.writeID != id { table.writeState = WriteTableState(writeID: id) }
+        buffers.key.removeAll(keepingCapacity: true)
+        if let pk = table.primaryKeyColumn {
+            // Encoded from the record just written, not read from the object a second time.
+            let type = table.schema.properties[pk].type
+            recordWriter.withRecord { record in
+                KeyEncoding.append(table.field(record.baseAddress!, size: record.count, column: pk, in: file), type: type, to: &buffers.key)
+            }
+            if buffers.key.count > file.environment.maxKeySize {
+                throw Refusal.keyTooLong(className: table.className, bytes: buffers.key.count - 1, maximum: file.environment.maxKeySize - 1)
+            }
+        } else {
+            if table.writeState.nextAutoKey == nil { table.writeState.nextAutoKey = try lastAutoKey(of: table) &+ 1 }
+            KeyEncoding.appendBigEndian(table.writeState.nextAutoKey!, to: &buffers.key)
+            table.writeState.nextAutoKey! &+= 1
+        }
+
+        // Keys arriving in ascending order are appended (MDB_APPEND): no page splits in the
+        // middle of the tree, and full pages.
+        if table.writeState.lastKey == nil { table.writeState.lastKey = try lastKey(of: table) ?? [] }
+        let appending = ByteOrder.compare(buffers.key, table.writeState.lastKey!) > 0
+        var flags = appending ? PutFlags.append.rawValue : 0
+        if update == .error { flags |= PutFlags.noOverwrite.rawValue }
+        let txn = view.transaction
+        var replaced = false
+        // Replacing a stored object: its old index entries go first.
+        if update != .error && !appending && (!table.indexedColumns.isEmpty || changeLog != nil) {
+            let old = try buffers.key.withUnsafeBytes { try txn.get(table.database.dbi, key: $0) }
+            if let old {
+                table.checkRecord(old, in: file)
+                replaced = true
+                if let changeLog {
+                    let mask = recordWriter.withRecord { changedColumns(table, old: old, new: $0) }
+                    changeLog.changes(for: table).modified[ObjectKey(buffers.key), default: 0] |= mask
+                }
+                if !table.indexedColumns.isEmpty {
+                    let keys = indexKeys(table, record: old)
+                    try buffers.key.withUnsafeBytes { try removeIndexEntries(table, keys, key: $0) }
+                }
+            }
+        }
+        let stored = try recordWriter.withRecord { record in
+            try buffers.key.withUnsafeBytes { key in try txn.put(table.database.dbi, key: key, value: record, flags: flags) }
+        }
+        guard stored else {
+            let pk = info.primaryKeyColumn!
+            let shown = info.fields[pk].accessor.withValueBytes(at: base + info.fields[pk].offset) {
+                describe($0, type: info.schema.properties[pk].type)
+            }
+            throw Refusal.primaryKeyExists(className: table.className, key: shown)
+        }
+        if !table.indexedColumns.isEmpty {
+            try recordWriter.withRecord { record in
+                try buffers.key.withUnsafeBytes { try bufferIndexEntries(table, record: record, key: $0) }
+            }
+        }
+        if appending {
+            table.writeState.lastKey!.removeAll(keepingCapacity: true)
+            table.writeState.lastKey!.append(contentsOf: buffers.key)
+        }
+        let key = ObjectKey(buffers.key)
+        if let changeLog, !replaced { changeLog.changes(for: table).inserted.append(key) }
+        changed()
+        return key
+    }
+
+    /// The stored columns whose values differ between two records of `table`.
+    private func changedColumns(_ table: Table, old: UnsafeRawBufferPointer, new: UnsafeRawBufferPointer) -> UInt64 {
+        var mask: UInt64 = 0
+        for c in 0..<table.columnCount {
+            let a = table.field(old.baseAddress!, size: old.count, column: c, in: file)
+            let b = table.field(new.baseAddress!, size: new.count, column: c, in: file)
+            if !ByteOrder.equal(a, b) { mask |= ChangeLog.bit(c) }
+        }
+        return mask
+    }
+
+    /// The largest key stored in `table`, seen by the write.
+    private func lastKey(of table: Table) throws -> [UInt8]? {
+        try view.lastObject(of: table).map { Array($0.key) }
+    }
+
+    private func lastAutoKey(of table: Table) throws -> UInt64 {
+        guard let key = try lastKey(of: table), key.count == 8 else { return 0 }
+        return key.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) }
+    }
+
+    /// Rewrites the record `record` of the object `key` of `table` with `value` in
+    /// `storedColumn`, and its index entry if the column is indexed.
+    func replaceField(
+        of key: ObjectKey, record: UnsafeRawBufferPointer, in table: Table, storedColumn: Int, with value: UnsafeRawBufferPointer?
+    ) throws {
+        let columns = table.columnCount
+        let fixed = table.fixedSizes[storedColumn]
+        if let value, fixed > 0, value.count != Int(fixed) {
+            fatalError("A value of \(value.count) bytes does not fit column \(storedColumn) of '\(table.className)'")
+        }
+        let recordWriter = buffers.record
+        recordWriter.begin(columns: columns)
+        for c in 0..<columns {
+            recordWriter.append(c == storedColumn ? value : table.field(record.baseAddress!, size: record.count, column: c, in: file))
+        }
+        let indexed = table.indexes[storedColumn] != nil
+        let oldKeys = indexed ? indexKeys(table, record: record).filter { $0.column == storedColumn } : []
+        try recordWriter.withRecord { newRecord in
+            try key.withBytes { key in _ = try view.transaction.put(table.database.dbi, key: key, value: newRecord) }
+        }
+        if indexed {
+            let newKeys = recordWriter.withRecord { indexKeys(table, record: $0) }.filter { $0.column == storedColumn }
+            if newKeys.first?.key != oldKeys.first?.key {
+                try key.withBytes { key in
+                    try removeIndexEntries(table, oldKeys, key: key)
+                    try addIndexEntries(table, newKeys, key: key)
+                }
+            }
+        }
+        changeLog?.changes(for: table).modified[key, default: 0] |= ChangeLog.bit(storedColumn)
+        changed()
+    }
+
+    /// Removes objects of `table` with their index entries: every object (`keys` nil: the
+    /// table and its indexes are emptied) or those with the listed keys (keys not stored are
+    /// passed over). Every deletion of objects goes through here.
+    func removeObjects(_ keys: [ObjectKey]?, from table: Table) throws {
+        changed()
+        let changes = changeLog?.changes(for: table)
+        // The index entries still buffered are written first: those of the objects removed go
+        // with them below.
+        try flushIndexEntries()
+        let txn = view.transaction
+        guard let keys else {
+            try txn.empty(table.database.dbi)
+            for index in table.indexes.values { try txn.empty(index.dbi) }
+            table.writeState = WriteTableState()
+            changes?.cleared = true
+            return
+        }
+        // Each record is found with a cursor, its index keys read from it, and it is deleted
+        // where the cursor stands: one B-tree descent per object. Its index entries are removed
+        // afterwards, sorted, so that each index is walked in order.
+        var entries = PendingIndexEntries()
+        let cursor = try Cursor(transaction: txn, dbi: table.database.dbi)
+        for key in keys {
+            try key.withBytes { key in
+                guard let found = try cursor.seek(exactly: key) else { return }
+                let record = found.value
+                table.checkRecord(record, in: file)
+                for column in table.indexedColumns {
+                    let field = table.field(record.baseAddress!, size: record.count, column: column, in: file)
+                    entries.append(dbi: table.indexes[column]!.dbi, value: key) { out in
+                        table.appendIndexKey(field, column: column, to: &out)
+                    }
+                }
+                try cursor.deleteCurrent()
+                changes?.deleted.append(ObjectKey(key))
+            }
+        }
+        try entries.drain { dbi, key, value in _ = try txn.delete(dbi, key: key, value: value) }
+    }
+
+    // MARK: - Index entries
+
+    /// The index keys of an object's record, one per indexed column, copied out of the record
+    /// (values read from LMDB are only valid until the next change).
+    private func indexKeys(_ table: Table, record: UnsafeRawBufferPointer) -> [(column: Int, key: [UInt8])] {
+        table.indexedColumns.map { column in
+            var key: [UInt8] = []
+            table.appendIndexKey(
+                table.field(record.baseAddress!, size: record.count, column: column, in: file), column: column, to: &key)
+            return (column, key)
+        }
+    }
+
+    /// Adds index entries for the object `key`: buffered, and written in key order when the
+    /// write next reads or removes index entries, or commits (see ``flushIndexEntries()``).
+    private func addIndexEntries(_ table: Table, _ keys: [(column: Int, key: [UInt8])], key: UnsafeRawBufferPointer) throws {
+        for (column, indexKey) in keys {
+            buffers.indexEntries.append(dbi: table.indexes[column]!.dbi, key: indexKey, value: key)
+        }
+        if buffers.indexEntries.count >= PendingIndexEntries.flushThreshold { try flushIndexEntries() }
+    }
+
+    /// Buffers the index entries of a new object whose record is `record`, encoding each index
+    /// key straight into the buffer (no allocation per object).
+    private func bufferIndexEntries(_ table: Table, record: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer) throws {
+        for column in table.indexedColumns {
+            let field = table.field(record.baseAddress!, size: record.count, column: column, in: file)
+            buffers.indexEntries.append(dbi: table.indexes[column]!.dbi, value: key) { out in
+                table.appendIndexKey(field, column: column, to: &out)
+            }
+        }
+        if buffers.indexEntries.count >= PendingIndexEntries.flushThreshold { try flushIndexEntries() }
+    }
+
+    /// Forgets the index entries not written yet: every index is about to be emptied.
+    func discardPendingIndexEntries() {
+        buffers.indexEntries.removeAll()
+    }
+
+    /// Whether index entries wait to be written: a query that reads an index must
+    /// ``flushIndexEntries()`` first.
+    var hasPendingIndexEntries: Bool { !buffers.indexEntries.isEmpty }
+
+    /// Writes the buffered index entries, sorted, so each index is written in key order:
+    /// random-order inserts into a B-tree cost 2-5 times more (page splits, cache misses).
+    func flushIndexEntries() throws {
+        guard !buffers.indexEntries.isEmpty else { return }
+        let txn = view.transaction
+        // Values read earlier in this write may be stale after these changes.
+        changed()
+        // Entries come sorted per index. Once an entry sorts after everything the index holds,
+        // the rest are appended (MDB_APPEND / MDB_APPENDDUP): no search, and full pages.
+        var currentDBI: UInt32?
+        var appending = false
+        var previousKey: [UInt8] = []
+        var previousValue: [UInt8] = []
+        try buffers.indexEntries.drain { dbi, key, value in
+            if dbi != currentDBI {
+                currentDBI = dbi
+                appending = false
+                let cursor = try Cursor(transaction: txn, dbi: dbi)
+                if let last = try cursor.last() {
+                    let c = ByteOrder.compare(key, last.key)
+                    appending = c > 0 || (c == 0 && ByteOrder.compare(value, last.value) > 0)
+                    previousKey = Array(last.key)
+                    previousValue = Array(last.value)
+                } else {
+                    appending = true
+                    previousKey = []
+                    previousValue = []
+                }
+            }
+            if appending {
+                let sameKey = key.elementsEqual(previousKey)
+                if sameKey && value.elementsEqual(previousValue) { return }  // the same entry twice
+                _ = try txn.put(dbi, key: key, value: value, flags: sameKey ? PutFlags.appendDuplicate.rawValue : PutFlags.append.rawValue)
+                if !sameKey { previousKey = Array(key) }
+                previousValue = Array(value)
+            } else {
+                _ = try txn.put(dbi, key: key, value: value, flags: PutFlags.noDuplicateData.rawValue)
+            }
+        }
+    }
+
+    /// Removes index entries of the object `key`.
+    private func removeIndexEntries(_ table: Table, _ keys: [(column: Int, key: [UInt8])], key: UnsafeRawBufferPointer) throws {
+        try flushIndexEntries()
+        let txn = view.transaction
+        for (column, indexKey) in keys {
+            try indexKey.withUnsafeBytes { k in _ = try txn.delete(table.indexes[column]!.dbi, key: k, value: key) }
+        }
+    }
+
+    /// Writes the index entries of every object of `table` into the index of `column`.
+    private func buildIndex(_ index: Database, of table: Table, column: Int) throws {
+        let txn = view.transaction
+        var entries: [([UInt8], [UInt8])] = []
+        let cursor = try Cursor(transaction: txn, dbi: table.database.dbi)
+        try cursor.forEach { key, record in
+            table.checkRecord(record, in: file)
+            var indexKey: [UInt8] = []
+            table.appendIndexKey(table.field(record.baseAddress!, size: record.count, column: column, in: file), column: column, to: &indexKey)
+            entries.append((indexKey, Array(key)))
+            return true
+        }
+        // Sorted, so the index is written in key order: no page splits in the middle.
+        entries.sort { ByteOrder.compare($0.0, $1.0) < 0 || ($0.0 == $1.0 && ByteOrder.compare($0.1, $1.1) < 0) }
+        for (k, v) in entries {
+            try k.withUnsafeBytes { k in try v.withUnsafeBytes { v in _ = try txn.put(index.dbi, key: k, value: v) } }
+        }
+    }
+
+    // MARK: - Catalog
+
+    /// A table for `schema`'s class, created in the write with its indexes; the catalog
+    /// records the class.
+    func createTable(_ schema: ObjectSchema) throws -> Table {
+        guard let db = try transaction?.createDatabase(named: Table.databaseName(for: schema.className)) else {
+            fatalError("the write has ended")
+        }
+        try storeSchema(schema)
+        let indexes = try Table.openIndexes(of: schema) { name, _ in
+            try transaction?.createDatabase(named: name, flags: .duplicateSort)
+        }
+        let table = Table(schema: schema, database: db, indexes: indexes)
+        catalog.tables[schema.className] = table
+        changed()
+        return table
+    }
+
+    /// Builds the indexes `declared` adds to `table` and empties those it removes; the stored
+    /// schema records the new set.
+    func reindex(_ table: Table, declared: ObjectSchema) throws -> Table {
+        let wanted = declared.indexedNames
+        let properties = table.schema.properties.map {
+            Property(
+                name: $0.name, type: $0.type, isOptional: $0.isOptional,
+                isIndexed: wanted.contains($0.name) && !$0.isPrimary, isPrimary: $0.isPrimary)
+        }
+        let schema = ObjectSchema(className: table.className, properties: properties)
+        var indexes: [Int: Database] = [:]
+        for (column, property) in properties.enumerated() {
+            let name = Table.indexDatabaseName(className: table.className, property: property.name)
+            if property.isIndexed {
+                if let existing = table.indexes[column] {
+                    indexes[column] = existing
+                } else if let db = try transaction?.createDatabase(named: name, flags: .duplicateSort) {
+                    try view.transaction.empty(db.dbi)
+                    try buildIndex(db, of: table, column: column)
+                    indexes[column] = db
+                }
+            } else if let old = table.indexes[column] {
+                // Emptied, not deleted: its database handle stays valid for every handle of
+                // the process, and an index added back reuses it.
+                try view.transaction.empty(old.dbi)
+            }
+        }
+        try storeSchema(schema)
+        let newTable = Table(schema: schema, database: table.database, indexes: indexes)
+        catalog.tables[table.className] = newTable
+        return newTable
+    }
+
+    /// Writes `schema` to the catalog and moves the catalog version on.
+    private func storeSchema(_ schema: ObjectSchema) throws {
+        let json = try JSONEncoder().encode(schema)
+        let txn = view.transaction
+        try Array(schema.className.utf8).withUnsafeBytes { key in
+            try json.withUnsafeBytes { _ = try txn.put(file.catalog.dbi, key: key, value: $0) }
+        }
+        let version = try file.catalogVersion(in: view) &+ 1
+        try file.storeCatalogVersion(version, in: view)
+        catalog.version = version
+        changed()
+    }
+
+    /// The table of `className` in the catalog as the write sees it (another handle or process
+    /// may have added it), opened by the write itself: another transaction of this thread
+    /// would be handed the same database slot. Kept with the write's catalog changes.
+    func findTable(named className: String) throws -> Table? {
+        if let table = catalog.tables[className] ?? file.table(named: className) { return table }
+        let table = try file.findTable(named: className, in: view, useShared: false) { name in
+            try transaction?.openDatabase(named: name) ?? nil
+        }
+        if let table { catalog.tables[className] = table }
+        return table
+    }
+}
