@@ -27,13 +27,13 @@ extension Object {
     private final func readField(_ column: Int32, realm: Realm, binding: TableBinding) -> UnsafeRawBufferPointer? {
         realm.checkThread()
         let stored = binding.isIdentity ? Int(column) : binding.storedColumn(column)
-        if _generation != realm.generation || _record == nil {
-            if _generation == realm.generation && stored == binding.primaryKeyColumn {
+        if !_record.isCurrent(at: realm.generation) {
+            if _record.generation == realm.generation && stored == binding.primaryKeyColumn {
                 return primaryKeyField(realm, type: binding.primaryKeyType.unsafelyUnwrapped)
             }
             rebind(realm)
         }
-        return binding.table.field(_record.unsafelyUnwrapped, size: _recordSize, column: stored, in: realm.file)
+        return _record.read(at: realm.generation) { binding.table.field($0.baseAddress!, size: $0.count, column: stored, in: realm.file) }
     }
 
     /// The primary key's field, decoded from the object's key into the realm's buffer (valid
@@ -60,7 +60,7 @@ extension Object {
     /// object is gone.
     @inline(__always)
     final func loadRecord(_ realm: Realm) {
-        if _generation != realm.generation || _record == nil { rebind(realm) }
+        if !_record.isCurrent(at: realm.generation) { rebind(realm) }
     }
 
     /// Writes `value` into declared column `column` of the object's record.
@@ -90,9 +90,7 @@ extension Object {
         guard let record = lookUpRecord(realm) else {
             fatalError("Object has been deleted or invalidated.")
         }
-        _record = record.baseAddress
-        _recordSize = record.count
-        _generation = realm.generation
+        _record = BorrowedRecord(record, at: realm.generation)
     }
 
     /// The object's record in the realm's current version, checked, or `nil` if deleted.
@@ -115,11 +113,9 @@ extension Object {
     public var isInvalidated: Bool {
         guard let realm = _realm else { return false }
         realm.checkThread()
-        if _generation == realm.generation { return false }
+        if _record.generation == realm.generation { return false }
         guard let record = lookUpRecord(realm) else { return true }
-        _record = record.baseAddress
-        _recordSize = record.count
-        _generation = realm.generation
+        _record = BorrowedRecord(record, at: realm.generation)
         return false
     }
 }

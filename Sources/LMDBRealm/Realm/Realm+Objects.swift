@@ -60,7 +60,7 @@ extension Realm {
         object._isManaged = true
         object._binding = binding
         object._key = key
-        object._generation = 0
+        object._record = BorrowedRecord()
     }
 
     /// Rewrites `object`'s record with `value` in `storedColumn`; a failure is the write's
@@ -68,9 +68,9 @@ extension Realm {
     func replaceField(of object: Object, storedColumn: Int, with value: UnsafeRawBufferPointer?) {
         let table = object._binding!.table
         do {
-            try session!.replaceField(
-                of: object._key, record: UnsafeRawBufferPointer(start: object._record, count: object._recordSize), in: table,
-                storedColumn: storedColumn, with: value)
+            try object._record.read(at: generation) { record in
+                try session!.replaceField(of: object._key, record: record, in: table, storedColumn: storedColumn, with: value)
+            }
         } catch {
             // A setter cannot throw: the write records the error, and its commit throws it.
             recordWriteFailure(error, doing: "Cannot update an object of '\(table.className)' in")
@@ -222,9 +222,7 @@ extension Realm {
         object._isManaged = true
         object._binding = binding
         object._key = ObjectKey(key)
-        object._record = record.baseAddress
-        object._recordSize = record.count
-        object._generation = generation
+        object._record = BorrowedRecord(record, at: generation)
         return object
     }
 
@@ -246,9 +244,7 @@ extension Realm {
     @inline(__always)
     func rebind(_ object: Object, key: ObjectKey) {
         object._key = key
-        object._record = nil
-        object._recordSize = 0
-        object._generation = generation
+        object._record = BorrowedRecord(keyOnlyAt: generation)
         // A frozen object may be read from several threads at once, so its first read must not
         // write to it (nor to the realm's key buffer): it holds its record from the start.
         if isFrozen { object.rebind(self) }
@@ -259,9 +255,7 @@ extension Realm {
     func rebind(_ object: Object, key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer) {
         checkRecord(record, of: object._binding.unsafelyUnwrapped.table)
         object._key = ObjectKey(key)
-        object._record = record.baseAddress
-        object._recordSize = record.count
-        object._generation = generation
+        object._record = BorrowedRecord(record, at: generation)
     }
 
     /// Checks a record from disk before it is trusted.

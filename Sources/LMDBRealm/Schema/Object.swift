@@ -33,11 +33,9 @@ open class Object {
     @exclusivity(unchecked) final var _binding: TableBinding?
     /// The object's key in its table.
     @exclusivity(unchecked) final var _key = ObjectKey()
-    /// The record in the realm's current snapshot, valid while `_generation` matches the
-    /// realm's.
-    @exclusivity(unchecked) final var _record: UnsafeRawPointer?
-    @exclusivity(unchecked) final var _recordSize = 0
-    @exclusivity(unchecked) final var _generation: UInt64 = 0
+    /// The object's record, borrowed from the realm's current version; valid while its
+    /// generation is the realm's.
+    @exclusivity(unchecked) final var _record = BorrowedRecord()
 
     /// Whether property reads and writes go through `_readField`/`_writeField`: true for
     /// managed objects, and for the key-path recorder (see ``ClassInfo/propertyName(for:)``).
