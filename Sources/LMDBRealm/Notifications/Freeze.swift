@@ -148,8 +148,8 @@ extension _ObjectBehaviors where Self: Object {
 @dynamicMemberLookup
 public struct FrozenObject<T: Object>: @unchecked Sendable {
     // @unchecked Sendable: `object` is frozen: its realm never changes, and a frozen accessor
-    // holds its record from its creation (`Realm.rebind(_:key:)`), so reading it writes
-    // nothing; the realm's caches are behind its `frozenLock`.
+    // holds its record from its creation (a frozen realm evaluates with records), so reading
+    // it writes nothing; the realm's caches are behind its `frozenLock`.
 
     /// The frozen object.
     public let object: T

@@ -228,7 +228,8 @@ extension Realm {
 
     /// A managed accessor for the object stored under `key`, made without its record: it reads
     /// its primary key from `key` and looks the record up on its first read of anything else.
-    /// For objects found in an index, whose records the caller may never read.
+    /// For objects found in an index, whose records the caller may never read; never for a
+    /// frozen realm, whose objects any thread may read at once.
     @inline(__always)
     func makeObject(_ binding: TableBinding, key: ObjectKey) -> Object {
         let object = binding.classInfo.type.init()
@@ -245,9 +246,6 @@ extension Realm {
     func rebind(_ object: Object, key: ObjectKey) {
         object._key = key
         object._record = BorrowedRecord(keyOnlyAt: generation)
-        // A frozen object may be read from several threads at once, so its first read must not
-        // write to it (nor to the realm's key buffer): it holds its record from the start.
-        if isFrozen { object.rebind(self) }
     }
 
     /// Points an existing accessor of the same table at another record.

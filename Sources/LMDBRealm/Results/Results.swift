@@ -99,8 +99,10 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
             } else {
                 if evaluated == nil {
                     // Index walks leave the records to the accessors: a loop that reads only
-                    // the primary key (or stops early) never looks them up.
-                    let entries = core.evaluate(records: false)
+                    // the primary key (or stops early) never looks them up. Not so for a
+                    // frozen realm, whose objects any thread may read at once: a first read
+                    // must not write to the accessor.
+                    let entries = core.evaluate(records: core.realm.isFrozen)
                     guard let binding = core.binding else { return nil }
                     evaluated = EvaluatedObjects(realm: core.realm, binding: binding, entries: entries)
                 }
