@@ -3,6 +3,9 @@
 /// Realm's programmer errors ("Realm accessed from incorrect thread.", "Object has been
 /// deleted or invalidated.") must reach the person debugging even an optimised build, where
 /// `precondition` stops without a word.
+///
+/// LMDBKit has the same function for its own misuse checks; this one is LMDBRealm's, since
+/// only its Storage layer may import LMDBKit.
 @inline(__always)
 func require(
     _ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String,
