@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// Makes chosen LMDB calls fail as the world can make them fail (a full map, a full reader
@@ -13,7 +14,11 @@ import Synchronization
 /// load.
 @_spi(Testing) public enum FaultInjection {
     private static let armed = Atomic<Bool>(false)
-    private static let plan = Mutex<[String: Fault]>([:])
+    // An NSLock (a pthread mutex), not Synchronization's Mutex, so that ThreadSanitizer sees
+    // the ordering it gives.
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var plan: [String: Fault] = [:]
+    // nonisolated(unsafe): `plan` is only read or written while `lock` is held.
 
     private struct Fault {
         var code: Int32
@@ -26,13 +31,13 @@ import Synchronization
     /// Fails calls of the LMDB function `function` (`"mdb_put"`, `"mdb_txn_begin"`, …) with
     /// `error`: `times` calls in a row, after letting `after` calls through.
     public static func fail(_ function: String, with error: LMDBError, times: Int = 1, after: Int = 0) {
-        plan.withLock { $0[function] = Fault(code: error.code, skip: after, remaining: times) }
+        lock.withLock { plan[function] = Fault(code: error.code, skip: after, remaining: times) }
         armed.store(true, ordering: .releasing)
     }
 
     /// Removes every planned failure.
     public static func reset() {
-        plan.withLock { $0.removeAll() }
+        lock.withLock { plan.removeAll() }
         armed.store(false, ordering: .releasing)
     }
 
@@ -44,7 +49,7 @@ import Synchronization
     }
 
     private static func take(_ function: String) -> Int32? {
-        plan.withLock { plan in
+        lock.withLock {
             guard var fault = plan[function], fault.remaining > 0 else { return nil }
             if fault.skip > 0 {
                 fault.skip -= 1

@@ -25,7 +25,10 @@ enum KeyEncoding {
             let v = UInt64(littleEndian: field.loadUnaligned(as: UInt64.self)) ^ (1 << 63)
             appendBigEndian(v, to: &out)
         case .double, .date:
-            let bits = UInt64(littleEndian: field.loadUnaligned(as: UInt64.self))
+            var bits = UInt64(littleEndian: field.loadUnaligned(as: UInt64.self))
+            // A date of -0.0 equals the date of 0.0, so both have the key of 0.0: an index
+            // lookup must find either. (Doubles are never keys; they keep IEEE total order.)
+            if type == .date && bits == 1 << 63 { bits = 0 }
             appendBigEndian(bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63), to: &out)
         case .float:
             let bits = UInt32(littleEndian: field.loadUnaligned(as: UInt32.self))

@@ -1,4 +1,4 @@
-import Synchronization
+import Foundation
 
 /// Points where a test can run code of its own inside the library, to reach an interleaving
 /// that timing alone would reach only by chance. Each hook is `nil` outside tests, and a test
@@ -13,11 +13,15 @@ import Synchronization
         case writerEnding
     }
 
-    private static let groupCommitHook = Mutex<(@Sendable (GroupCommitPoint) -> Void)?>(nil)
+    // An NSLock (a pthread mutex), not Synchronization's Mutex: ThreadSanitizer, which runs
+    // the group-commit tests, sees the ordering a pthread mutex gives, not a bare futex's.
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var groupCommitHook: (@Sendable (GroupCommitPoint) -> Void)?
+    // nonisolated(unsafe): `groupCommitHook` is only read or written while `lock` is held.
 
     /// Called on the group-commit writer thread at each ``GroupCommitPoint``.
     public static var groupCommit: (@Sendable (GroupCommitPoint) -> Void)? {
-        get { groupCommitHook.withLock { $0 } }
-        set { groupCommitHook.withLock { $0 = newValue } }
+        get { lock.withLock { groupCommitHook } }
+        set { lock.withLock { groupCommitHook = newValue } }
     }
 }

@@ -1,0 +1,187 @@
+import Foundation
+@testable import LMDBRealm
+import Testing
+
+/// The index entries a write buffers: whatever order they are added in, they drain sorted by
+/// database, then key, then value, each in `memcmp` order (LMDB's key and duplicate order), so
+/// that the puts walk every index B-tree once from left to right.
+@Suite struct PendingIndexEntriesTests {
+    /// One entry, as handed to `drain`'s `put`.
+    struct Entry: Hashable, CustomStringConvertible {
+        var dbi: UInt32
+        var key: [UInt8]
+        var value: [UInt8]
+
+        var description: String { "(\(dbi), \(key), \(value))" }
+
+        /// (dbi, key, value) order, keys and values compared as LMDB compares them: byte by
+        /// byte, then the shorter first. Written out here rather than taken from the module.
+        static func precedes(_ a: Entry, _ b: Entry) -> Bool {
+            if a.dbi != b.dbi { return a.dbi < b.dbi }
+            if a.key != b.key { return a.key.lexicographicallyPrecedes(b.key) }
+            return a.value.lexicographicallyPrecedes(b.value)
+        }
+    }
+
+    /// Appends `entries` in their order, half through each of the two `append` methods.
+    static func fill(_ pending: inout PendingIndexEntries, with entries: [Entry]) {
+        for (i, e) in entries.enumerated() {
+            e.value.withUnsafeBytes { value in
+                if i.isMultiple(of: 2) {
+                    pending.append(dbi: e.dbi, key: e.key, value: value)
+                } else {
+                    pending.append(dbi: e.dbi, value: value) { $0.append(contentsOf: e.key) }
+                }
+            }
+        }
+    }
+
+    /// Everything `drain` hands out, in its order.
+    static func drained(_ pending: inout PendingIndexEntries) throws -> [Entry] {
+        var out: [Entry] = []
+        try pending.drain { dbi, key, value in out.append(Entry(dbi: dbi, key: Array(key), value: Array(value))) }
+        return out
+    }
+
+    /// Checks that `entries`, appended in every order `seeds` shuffle them into, drain sorted.
+    static func expectDrainSorts(_ entries: [Entry], seeds: ClosedRange<UInt64>, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let expected = entries.sorted(by: Entry.precedes)
+        for seed in seeds {
+            var random = SeededGenerator(state: seed)
+            var pending = PendingIndexEntries()
+            fill(&pending, with: entries.shuffled(using: &random))
+            #expect(pending.count == entries.count, sourceLocation: sourceLocation)
+            let out = try drained(&pending)
+            #expect(out == expected, "seed \(seed)", sourceLocation: sourceLocation)
+            #expect(pending.isEmpty && pending.count == 0, "drain empties it", sourceLocation: sourceLocation)
+        }
+    }
+
+    // MARK: - Order
+
+    @Test func entriesDrainSortedByDatabaseKeyAndValue() throws {
+        let entries = [
+            Entry(dbi: 3, key: [1, 5], value: [9]),
+            Entry(dbi: 2, key: [1, 7], value: [1]),
+            Entry(dbi: 2, key: [1, 5], value: [2]),
+            Entry(dbi: 2, key: [1, 5], value: [1]),
+            Entry(dbi: 1, key: [1, 9], value: [0]),
+            Entry(dbi: UInt32.max, key: [0], value: [0]),
+            Entry(dbi: 0, key: [0xFF], value: [0xFF]),
+        ]
+        try Self.expectDrainSorts(entries, seeds: 1...20)
+    }
+
+    @Test func keysSharingTheirFirst16BytesSortByTheRest() throws {
+        let common: [UInt8] = [1] + Array(repeating: 0x41, count: 15)  // 16 bytes
+        let entries = [
+            Entry(dbi: 1, key: common, value: [1]),
+            Entry(dbi: 1, key: common + [0], value: [1]),
+            Entry(dbi: 1, key: common + [0, 0], value: [1]),
+            Entry(dbi: 1, key: common + [1], value: [1]),
+            Entry(dbi: 1, key: common + [0xFF], value: [1]),
+            Entry(dbi: 1, key: common + [0x80, 0x00], value: [1]),
+            Entry(dbi: 1, key: common + [0x7F, 0xFF, 0xFF], value: [1]),
+            Entry(dbi: 1, key: common + Array(repeating: 0x42, count: 40), value: [1]),
+            Entry(dbi: 1, key: common + Array(repeating: 0x42, count: 40) + [0], value: [1]),
+            Entry(dbi: 1, key: common + Array(repeating: 0x42, count: 39) + [0x43], value: [1]),
+            // The same long key with values that differ only past their first 16 bytes.
+            Entry(dbi: 1, key: common + [7], value: Array(repeating: 9, count: 16) + [2]),
+            Entry(dbi: 1, key: common + [7], value: Array(repeating: 9, count: 16) + [1]),
+            Entry(dbi: 1, key: common + [7], value: Array(repeating: 9, count: 16)),
+            Entry(dbi: 1, key: common + [7], value: Array(repeating: 9, count: 16) + [1, 0]),
+        ]
+        try Self.expectDrainSorts(entries, seeds: 1...20)
+    }
+
+    @Test func keysShorterThan16BytesSortBeforeTheirZeroPaddedExtensions() throws {
+        // Each key's first 16 bytes are read zero-padded, so [1] and [1, 0] look alike there:
+        // the shorter must still come first, as in LMDB.
+        let entries = [
+            Entry(dbi: 1, key: [1], value: [5]),
+            Entry(dbi: 1, key: [1, 0], value: [5]),
+            Entry(dbi: 1, key: [1, 0, 0], value: [5]),
+            Entry(dbi: 1, key: [1] + Array(repeating: 0, count: 14), value: [5]),  // 15 bytes
+            Entry(dbi: 1, key: [1] + Array(repeating: 0, count: 15), value: [5]),  // 16 bytes
+            Entry(dbi: 1, key: [1] + Array(repeating: 0, count: 16), value: [5]),  // 17 bytes
+            Entry(dbi: 1, key: [0], value: [5]),
+            Entry(dbi: 1, key: [1, 0, 1], value: [5]),
+            Entry(dbi: 1, key: [2], value: [5]),
+            // Values shorter than 16 bytes against their zero-padded extensions.
+            Entry(dbi: 1, key: [3], value: [0]),
+            Entry(dbi: 1, key: [3], value: [0, 0]),
+            Entry(dbi: 1, key: [3], value: []),
+            Entry(dbi: 1, key: [3], value: [0, 0, 0, 0, 0, 0, 0, 0, 0]),
+            Entry(dbi: 1, key: [3], value: [0, 0, 0, 0, 0, 0, 0, 0, 1]),
+        ]
+        try Self.expectDrainSorts(entries, seeds: 1...20)
+    }
+
+    @Test func randomEntriesDrainInMemcmpOrder() throws {
+        // Bytes drawn mostly from a few values, so keys and values often share long prefixes,
+        // with lengths on both sides of 8 and 16.
+        var random = SeededGenerator(state: 42)
+        func bytes() -> [UInt8] {
+            let alphabet: [UInt8] = [0, 1, 0x7F, 0x80, 0xFF]
+            let count = Int.random(in: 0...24, using: &random)
+            return (0..<count).map { _ in
+                Int.random(in: 0..<8, using: &random) == 0 ? UInt8.random(in: 0...255, using: &random) : alphabet.randomElement(using: &random)!
+            }
+        }
+        var entries: [Entry] = []
+        for _ in 0..<2000 {
+            let key = [1] + bytes()  // as an index key: a tag byte, then the value
+            entries.append(Entry(dbi: UInt32.random(in: 1...3, using: &random), key: key, value: bytes()))
+        }
+        entries += entries.prefix(50)  // duplicates drain too, side by side
+        try Self.expectDrainSorts(entries, seeds: 1...3)
+    }
+
+    @Test func drainHandsOutEveryEntryWithItsOwnBytes() throws {
+        var pending = PendingIndexEntries()
+        let entries = (0..<300).map { i in
+            Entry(dbi: UInt32(i % 3), key: Array("key \(999 - i)".utf8), value: Array("object \(i)".utf8))
+        }
+        Self.fill(&pending, with: entries)
+        let out = try Self.drained(&pending)
+        #expect(Set(out) == Set(entries))
+        #expect(out.count == entries.count)
+    }
+
+    // MARK: - Emptying
+
+    @Test func countAndIsEmptyFollowAppends() {
+        var pending = PendingIndexEntries()
+        #expect(pending.isEmpty && pending.count == 0)
+        Self.fill(&pending, with: [Entry(dbi: 1, key: [1], value: [])])
+        #expect(!pending.isEmpty && pending.count == 1)
+        Self.fill(&pending, with: (0..<9).map { Entry(dbi: 1, key: [1, UInt8($0)], value: [UInt8($0)]) })
+        #expect(!pending.isEmpty && pending.count == 10)
+    }
+
+    @Test func removeAllEmptiesIt() throws {
+        var pending = PendingIndexEntries()
+        Self.fill(&pending, with: (0..<100).map { Entry(dbi: 1, key: [1, UInt8($0)], value: [2]) })
+        pending.removeAll()
+        #expect(pending.isEmpty && pending.count == 0)
+        #expect(try Self.drained(&pending) == [], "nothing removed comes back")
+        // It takes new entries after, and drains only those.
+        Self.fill(&pending, with: [Entry(dbi: 2, key: [9], value: [9]), Entry(dbi: 1, key: [8], value: [8])])
+        #expect(try Self.drained(&pending) == [Entry(dbi: 1, key: [8], value: [8]), Entry(dbi: 2, key: [9], value: [9])])
+    }
+
+    @Test func aFailedDrainEmptiesItToo() throws {
+        struct PutFailed: Error {}
+        var pending = PendingIndexEntries()
+        Self.fill(&pending, with: (0..<10).map { Entry(dbi: 1, key: [1, UInt8(9 - $0)], value: [2]) })
+        var handedOut: [[UInt8]] = []
+        #expect(throws: PutFailed.self) {
+            try pending.drain { _, key, _ in
+                handedOut.append(Array(key))
+                if handedOut.count == 3 { throw PutFailed() }
+            }
+        }
+        #expect(handedOut == [[1, 0], [1, 1], [1, 2]], "in order, up to the failure")
+        #expect(pending.isEmpty, "a failed write does not leave entries for the next")
+    }
+}
