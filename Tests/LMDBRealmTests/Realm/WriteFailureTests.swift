@@ -12,13 +12,20 @@ import Testing
 /// The injected failures (`FaultInjection`) are process-wide, so those tests run in a child
 /// process each (exit tests).
 @Suite struct WriteFailureTests {
-    @Test func aSetterThatFillsTheMapFailsTheCommitAndChangesNothing() throws {
+    /// Runs `body` with a realm whose file may grow to 1 MiB, holding one article "a".
+    static func withSmallFile(_ body: (Realm, Realm.Configuration, Article) throws -> Void) throws {
         try withTemporaryDirectory { dir in
             var config = makeConfiguration(dir)
             config.maximumFileSize = 1 << 20
             let realm = try Realm(configuration: config)
             let article = Article(id: "a", wordCount: 1)
             try realm.write { try realm.add(article) }
+            try body(realm, config, article)
+        }
+    }
+
+    @Test func aSetterThatFillsTheMapFailsTheCommitAndChangesNothing() throws {
+        try Self.withSmallFile { realm, config, article in
             do {
                 try realm.write {
                     article.wordCount = 2
@@ -41,12 +48,7 @@ import Testing
     }
 
     @Test func beginWriteAndCommitWriteReportTheFailureThroughCommit() throws {
-        try withTemporaryDirectory { dir in
-            var config = makeConfiguration(dir)
-            config.maximumFileSize = 1 << 20
-            let realm = try Realm(configuration: config)
-            let article = Article(id: "a", wordCount: 1)
-            try realm.write { try realm.add(article) }
+        try Self.withSmallFile { realm, _, article in
             realm.beginWrite()
             article.leadParagraph = String(repeating: "y", count: 2 << 20)
             #expect(realm.isInWriteTransaction)
