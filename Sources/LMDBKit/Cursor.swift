@@ -4,16 +4,117 @@ import Foundation
 /// A position in a database, moved in key order.
 ///
 /// Cursors are lent to a closure by ``Transaction/withCursor(on:_:)`` and closed when it
-/// returns. The key and value bytes of an ``Entry`` point into the memory map: they are valid
-/// until the cursor moves or the closure returns, and must not be stored.
+/// returns. Each move lends the entry it reaches to `body` and returns what `body` returns, or
+/// `nil` when there is no such entry:
+///
+/// ```swift
+/// let firstKey = try txn.withCursor(on: db) { cursor in try cursor.first { Array($0.key) } }
+/// ```
+///
+/// The forms without a closure only move, and say whether the cursor stands on an entry.
 public struct Cursor: ~Copyable {
+    let unsafe: UnsafeCursor
+
+    /// One key/value pair under the cursor, lent to a closure. Its bytes point into the memory
+    /// map: they must not be stored or used outside the closure.
+    public struct Entry {
+        public let key: UnsafeRawBufferPointer
+        public let value: UnsafeRawBufferPointer
+    }
+
+    init(transaction: UnsafeTransaction, dbi: UInt32) throws {
+        unsafe = try UnsafeCursor(transaction: transaction, dbi: dbi)
+    }
+
+    @inline(__always)
+    private func lend<R>(_ entry: UnsafeCursor.Entry?, _ body: (Entry) throws -> R) rethrows -> R? {
+        guard let entry else { return nil }
+        return try body(Entry(key: entry.key, value: entry.value))
+    }
+
+    /// Moves to the first entry (`MDB_FIRST`) and lends it to `body`.
+    public func first<R>(_ body: (Entry) throws -> R) throws -> R? { try lend(unsafe.first(), body) }
+    /// Moves to the last entry (`MDB_LAST`) and lends it to `body`.
+    public func last<R>(_ body: (Entry) throws -> R) throws -> R? { try lend(unsafe.last(), body) }
+    /// Moves to the next entry (`MDB_NEXT`; from an unpositioned cursor, to the first) and
+    /// lends it to `body`.
+    public func next<R>(_ body: (Entry) throws -> R) throws -> R? { try lend(unsafe.next(), body) }
+    /// Moves to the previous entry (`MDB_PREV`; from an unpositioned cursor, to the last) and
+    /// lends it to `body`.
+    public func previous<R>(_ body: (Entry) throws -> R) throws -> R? { try lend(unsafe.previous(), body) }
+    /// Moves to the next key, skipping the other values of this one (`MDB_NEXT_NODUP`).
+    public func nextKey<R>(_ body: (Entry) throws -> R) throws -> R? { try lend(unsafe.nextKey(), body) }
+    /// Moves to the previous key, to its last value (`MDB_PREV_NODUP`).
+    public func previousKey<R>(_ body: (Entry) throws -> R) throws -> R? { try lend(unsafe.previousKey(), body) }
+    /// Moves to the first value of the current key (`MDB_FIRST_DUP`).
+    public func firstValue<R>(_ body: (Entry) throws -> R) throws -> R? { try lend(unsafe.firstValue(), body) }
+    /// Moves to the next value of the current key (`MDB_NEXT_DUP`).
+    public func nextValue<R>(_ body: (Entry) throws -> R) throws -> R? { try lend(unsafe.nextValue(), body) }
+    /// Moves to the first key not less than `key` (`MDB_SET_RANGE`) and lends its entry to `body`.
+    public func seek<R>(atLeast key: UnsafeRawBufferPointer, _ body: (Entry) throws -> R) throws -> R? {
+        try lend(unsafe.seek(atLeast: key), body)
+    }
+    /// Moves to `key` exactly (`MDB_SET_KEY`) and lends its entry to `body`.
+    public func seek<R>(exactly key: UnsafeRawBufferPointer, _ body: (Entry) throws -> R) throws -> R? {
+        try lend(unsafe.seek(exactly: key), body)
+    }
+
+    /// Moves to the first entry (`MDB_FIRST`).
+    /// - Returns: Whether there is one.
+    @discardableResult public func first() throws -> Bool { try unsafe.first() != nil }
+    /// Moves to the last entry (`MDB_LAST`).
+    /// - Returns: Whether there is one.
+    @discardableResult public func last() throws -> Bool { try unsafe.last() != nil }
+    /// Moves to the next entry (`MDB_NEXT`).
+    /// - Returns: Whether there is one.
+    @discardableResult public func next() throws -> Bool { try unsafe.next() != nil }
+    /// Moves to the previous entry (`MDB_PREV`).
+    /// - Returns: Whether there is one.
+    @discardableResult public func previous() throws -> Bool { try unsafe.previous() != nil }
+
+    /// The number of values of the current key in a `duplicateSort` database
+    /// (`mdb_cursor_count`).
+    public func valueCount() throws -> Int { try unsafe.valueCount() }
+
+    /// Stores a value at the cursor (`mdb_cursor_put`); with ``PutFlags/append`` this is the
+    /// fast path for keys that arrive in order.
+    public func put(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, flags: PutFlags = []) throws {
+        try unsafe.put(value, forKey: key, flags: flags)
+    }
+
+    /// Deletes the entry under the cursor (`mdb_cursor_del`).
+    public func deleteCurrent() throws { try unsafe.deleteCurrent() }
+
+    /// Calls `body` with each entry whose key lies in `lower ..< upper` (`nil` bounds are
+    /// open), ascending or descending, until `body` returns `false`.
+    ///
+    /// `body` receives the key and value bytes, which point into the memory map: they must not
+    /// be stored or used outside the closure.
+    public func forEach(
+        from lower: [UInt8]? = nil, to upper: [UInt8]? = nil, reverse: Bool = false,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        try unsafe.forEach(from: lower, to: upper, reverse: reverse, body)
+    }
+}
+
+/// A cursor for the object store's hot paths, which hands out the map's bytes as pointers.
+///
+/// The pointer code of cursors lives here, for `UnsafeTransaction`'s users: the object store
+/// wraps each entry at once in a type that checks it is still valid before reading it. lmdb.h:
+/// "Values returned from the database are valid only until a subsequent update operation, or
+/// the end of the transaction" — so in a read transaction an entry stays valid after the
+/// cursor moves on, until the transaction ends or is reset; in a write transaction, until the
+/// next change. ``Cursor`` is the public form, which lends each entry to a closure.
+package struct UnsafeCursor: ~Copyable {
     let handle: OpaquePointer
     let transaction: UnsafeTransaction
 
-    /// One key/value pair under the cursor. Its bytes must not outlive the cursor's closure.
-    public struct Entry {
-        public var key: UnsafeRawBufferPointer
-        public var value: UnsafeRawBufferPointer
+    /// One key/value pair under the cursor, pointing into the memory map (valid as the type's
+    /// documentation says).
+    package struct Entry {
+        package var key: UnsafeRawBufferPointer
+        package var value: UnsafeRawBufferPointer
     }
 
     /// The corresponding LMDB function is `mdb_cursor_open`.
@@ -44,29 +145,29 @@ public struct Cursor: ~Copyable {
     }
 
     /// Moves to the first entry (`MDB_FIRST`).
-    public func first() throws -> Entry? { try move(MDB_FIRST) }
+    package func first() throws -> Entry? { try move(MDB_FIRST) }
     /// Moves to the last entry (`MDB_LAST`).
-    public func last() throws -> Entry? { try move(MDB_LAST) }
+    package func last() throws -> Entry? { try move(MDB_LAST) }
     /// Moves to the next entry (`MDB_NEXT`); from an unpositioned cursor, to the first.
-    public func next() throws -> Entry? { try move(MDB_NEXT) }
+    package func next() throws -> Entry? { try move(MDB_NEXT) }
     /// Moves to the previous entry (`MDB_PREV`); from an unpositioned cursor, to the last.
-    public func previous() throws -> Entry? { try move(MDB_PREV) }
+    package func previous() throws -> Entry? { try move(MDB_PREV) }
     /// Moves to the next key, skipping the other values of this one (`MDB_NEXT_NODUP`).
-    public func nextKey() throws -> Entry? { try move(MDB_NEXT_NODUP) }
+    package func nextKey() throws -> Entry? { try move(MDB_NEXT_NODUP) }
     /// Moves to the previous key, to its last value (`MDB_PREV_NODUP`).
-    public func previousKey() throws -> Entry? { try move(MDB_PREV_NODUP) }
+    package func previousKey() throws -> Entry? { try move(MDB_PREV_NODUP) }
     /// Moves to the first value of the current key (`MDB_FIRST_DUP`).
-    public func firstValue() throws -> Entry? { try move(MDB_FIRST_DUP) }
+    package func firstValue() throws -> Entry? { try move(MDB_FIRST_DUP) }
     /// Moves to the next value of the current key (`MDB_NEXT_DUP`).
-    public func nextValue() throws -> Entry? { try move(MDB_NEXT_DUP) }
+    package func nextValue() throws -> Entry? { try move(MDB_NEXT_DUP) }
     /// Moves to the first key not less than `key` (`MDB_SET_RANGE`).
-    public func seek(atLeast key: UnsafeRawBufferPointer) throws -> Entry? { try move(MDB_SET_RANGE, key: key) }
+    package func seek(atLeast key: UnsafeRawBufferPointer) throws -> Entry? { try move(MDB_SET_RANGE, key: key) }
     /// Moves to `key` exactly (`MDB_SET_KEY`).
-    public func seek(exactly key: UnsafeRawBufferPointer) throws -> Entry? { try move(MDB_SET_KEY, key: key) }
+    package func seek(exactly key: UnsafeRawBufferPointer) throws -> Entry? { try move(MDB_SET_KEY, key: key) }
 
     /// The number of values of the current key in a `duplicateSort` database
     /// (`mdb_cursor_count`).
-    public func valueCount() throws -> Int {
+    package func valueCount() throws -> Int {
         var count = 0
         let rc = mdb_cursor_count(handle, &count)
         if rc != MDB_SUCCESS { try transaction.poisoned(rc, "mdb_cursor_count") }
@@ -75,7 +176,7 @@ public struct Cursor: ~Copyable {
 
     /// Stores a value at the cursor (`mdb_cursor_put`); with ``PutFlags/append`` this is the
     /// fast path for keys that arrive in order.
-    public func put(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, flags: PutFlags = []) throws {
+    package func put(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, flags: PutFlags = []) throws {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
         let rc = lmdb("mdb_cursor_put") { mdb_cursor_put(handle, &k, &v, flags.rawValue) }
@@ -83,14 +184,14 @@ public struct Cursor: ~Copyable {
     }
 
     /// Deletes the entry under the cursor (`mdb_cursor_del`).
-    public func deleteCurrent() throws {
+    package func deleteCurrent() throws {
         let rc = lmdb("mdb_cursor_del") { mdb_cursor_del(handle, 0) }
         if rc != MDB_SUCCESS { try transaction.poisoned(rc, "mdb_cursor_del") }
     }
 
     /// Calls `body` with each entry whose key lies in `lower ..< upper` (`nil` bounds are
     /// open), ascending or descending, until `body` returns `false`.
-    public func forEach(
+    package func forEach(
         from lower: [UInt8]? = nil, to upper: [UInt8]? = nil, reverse: Bool = false,
         _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
     ) throws {
@@ -122,7 +223,7 @@ public struct Cursor: ~Copyable {
 
 /// Compares `a` with `b` in the key order of the cursor's database (`mdb_cmp`), which is not
 /// byte-wise for `integerKey` and `reverseKey` databases.
-extension Cursor {
+extension UnsafeCursor {
     @inline(__always)
     func compare(_ a: UnsafeRawBufferPointer, _ b: [UInt8]) -> Int32 {
         b.withUnsafeBytes { b in

@@ -133,22 +133,28 @@ import Testing
             try env.read { txn in
                 try txn.withCursor(on: db) { cursor in
                     // An unpositioned cursor's next is the first entry.
-                    #expect(try cursor.next().map { Array($0.key) } == key(10))
-                    #expect(try cursor.next().map { Array($0.key) } == key(20))
-                    #expect(try cursor.previous().map { Array($0.key) } == key(10))
-                    #expect(try cursor.previous() == nil)
+                    let moved1 = try cursor.next { Array($0.key) }
+                    #expect(moved1 == key(10))
+                    let moved2 = try cursor.next { Array($0.key) }
+                    #expect(moved2 == key(20))
+                    let moved3 = try cursor.previous { Array($0.key) }
+                    #expect(moved3 == key(10))
+                    let moved4 = try cursor.previous()
+                    #expect(!moved4)
 
-                    let first = try #require(try cursor.first())
-                    #expect(Array(first.key) == key(10))
-                    #expect(Array(first.value) == key(10))
-                    let last = try #require(try cursor.last())
-                    #expect(Array(last.key) == key(100))
-                    #expect(try cursor.next() == nil)
-                    #expect(try cursor.previous().map { Array($0.key) } == key(90))
+                    let moved5 = try cursor.first { [Array($0.key), Array($0.value)] }
+                    #expect(moved5 == [key(10), key(10)])
+                    let moved6 = try cursor.last { Array($0.key) }
+                    #expect(moved6 == key(100))
+                    let moved7 = try cursor.next()
+                    #expect(!moved7)
+                    let moved8 = try cursor.previous { Array($0.key) }
+                    #expect(moved8 == key(90))
                 }
                 try txn.withCursor(on: db) { (cursor: borrowing Cursor) throws in
                     // An unpositioned cursor's previous is the last entry.
-                    #expect(try cursor.previous().map { Array($0.key) } == key(100))
+                    let moved9 = try cursor.previous { Array($0.key) }
+                    #expect(moved9 == key(100))
                 }
             }
         }
@@ -160,22 +166,24 @@ import Testing
             try env.read { txn in
                 try txn.withCursor(on: db) { (cursor: borrowing Cursor) throws in
                     func atLeast(_ k: [UInt8]) throws -> [UInt8]? {
-                        try k.withUnsafeBytes { try cursor.seek(atLeast: $0) }.map { Array($0.key) }
+                        try k.withUnsafeBytes { try cursor.seek(atLeast: $0) { Array($0.key) } }
                     }
                     func exactly(_ k: [UInt8]) throws -> [UInt8]? {
-                        try k.withUnsafeBytes { try cursor.seek(exactly: $0) }.map { Array($0.value) }
+                        try k.withUnsafeBytes { try cursor.seek(exactly: $0) { Array($0.value) } }
                     }
                     #expect(try atLeast(key(30)) == key(30))
                     #expect(try atLeast(key(31)) == key(40))
                     #expect(try atLeast(bytes("a")) == key(10))
                     #expect(try atLeast(key(101)) == nil)
                     #expect(try exactly(key(70)) == key(70))
-                    #expect(try cursor.next().map { Array($0.key) } == key(80))
+                    let moved10 = try cursor.next { Array($0.key) }
+                    #expect(moved10 == key(80))
                     #expect(try exactly(key(71)) == nil)
                     #expect(try exactly(Array(key(70).dropLast())) == nil)
                     // After a seek the cursor walks on from there.
                     #expect(try atLeast(key(95)) == key(100))
-                    #expect(try cursor.previous().map { Array($0.key) } == key(90))
+                    let moved11 = try cursor.previous { Array($0.key) }
+                    #expect(moved11 == key(90))
                 }
             }
         }
@@ -187,10 +195,10 @@ import Testing
             let count = try env.read { txn in
                 try txn.withCursor(on: db) { cursor in
                     var count = 0
-                    var entry = try cursor.first()
-                    while entry != nil {
+                    var more = try cursor.first()
+                    while more {
                         count += 1
-                        entry = try cursor.next()
+                        more = try cursor.next()
                     }
                     return count
                 }
@@ -230,15 +238,15 @@ import Testing
             // Delete every even key through the cursor.
             try env.write { txn in
                 try txn.withCursor(on: db) { cursor in
-                    var entry = try cursor.first()
+                    var current = try cursor.first { Array($0.key) }
                     var index = 0
-                    while entry != nil {
+                    while let key = current {
                         if index % 2 == 0 {
                             try cursor.deleteCurrent()
                             // After a delete the cursor stands on the entry that followed.
-                            entry = try cursor.seek(atLeast: entry!.key)
+                            current = try key.withUnsafeBytes { try cursor.seek(atLeast: $0) { Array($0.key) } }
                         } else {
-                            entry = try cursor.next()
+                            current = try cursor.next { Array($0.key) }
                         }
                         index += 1
                     }
@@ -268,20 +276,24 @@ import Testing
 
             try env.read { txn in
                 try txn.withCursor(on: db) { cursor in
-                    let apple = try bytes("apple").withUnsafeBytes { try cursor.seek(exactly: $0) }
-                    #expect(apple.map { string($0.value) } == "blue")
+                    let apple = try bytes("apple").withUnsafeBytes { try cursor.seek(exactly: $0) { string($0.value) } }
+                    #expect(apple == "blue")
                     #expect(try cursor.valueCount() == 3)
-                    #expect(try cursor.nextValue().map { string($0.value) } == "green")
-                    #expect(try cursor.nextValue().map { string($0.value) } == "red")
-                    #expect(try cursor.nextValue() == nil)
+                    let moved12 = try cursor.nextValue { string($0.value) }
+                    #expect(moved12 == "green")
+                    let moved13 = try cursor.nextValue { string($0.value) }
+                    #expect(moved13 == "red")
+                    let moved14 = try cursor.nextValue { _ in true }
+                    #expect(moved14 == nil)
 
-                    let banana = try cursor.nextKey()
-                    #expect(banana.map { string($0.key) } == "banana")
+                    let moved15 = try cursor.nextKey { string($0.key) }
+                    #expect(moved15 == "banana")
                     #expect(try cursor.valueCount() == 1)
-                    let grape = try cursor.nextKey()
-                    #expect(grape.map { string($0.key) + "=" + string($0.value) } == "grape=green")
+                    let moved16 = try cursor.nextKey { string($0.key) + "=" + string($0.value) }
+                    #expect(moved16 == "grape=green")
                     #expect(try cursor.valueCount() == 2)
-                    #expect(try cursor.nextKey() == nil)
+                    let moved17 = try cursor.nextKey { _ in true }
+                    #expect(moved17 == nil)
                 }
             }
 

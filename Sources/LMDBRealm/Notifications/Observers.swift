@@ -282,7 +282,13 @@ final class ResultsObserver<Element: Object>: NotificationObserver {
             diff = d
             for i in oldEntries.indices {
                 let j = d.keptOldToNew[i]
-                if j >= 0 && observedFieldsDiffer(table, oldEntries[i].record, newEntries[j].record, observed: observed, file: realm.file) {
+                guard j >= 0 else { continue }
+                let differ = oldEntries[i].record.read(at: oldRealm.generation) { old in
+                    newEntries[j].record.read(at: realm.generation) { new in
+                        observedFieldsDiffer(table, old, new, observed: observed, file: realm.file)
+                    }
+                }
+                if differ {
                     modifications.append(i)
                 }
             }

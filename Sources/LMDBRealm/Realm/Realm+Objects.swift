@@ -226,6 +226,12 @@ extension Realm {
         return object
     }
 
+    /// A managed accessor for an evaluated object, whose record must be current.
+    @inline(__always)
+    func makeObject(_ binding: TableBinding, _ entry: ResultsCore.Entry) -> Object {
+        entry.key.withBytes { key in entry.record.read(at: generation) { makeObject(binding, key: key, record: $0) } }
+    }
+
     /// A managed accessor for the object stored under `key`, made without its record: it reads
     /// its primary key from `key` and looks the record up on its first read of anything else.
     /// For objects found in an index, whose records the caller may never read; never for a

@@ -28,9 +28,8 @@ struct RecycledAccessors {
 final class TableWalk {
     let core: ResultsCore
     let realm: Realm
-    @exclusivity(unchecked) private var batch = ContiguousArray<(key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer)>()
+    @exclusivity(unchecked) private var batch = BorrowedBatch()
     @exclusivity(unchecked) private var position = 0
-    @exclusivity(unchecked) private var batchGeneration: UInt64 = 0
     @exclusivity(unchecked) private var lastKey: ObjectKey?
     @exclusivity(unchecked) private var exhausted = false
     @exclusivity(unchecked) private var binding: TableBinding?
@@ -47,23 +46,24 @@ final class TableWalk {
     }
 
     func next() -> Object? {
-        if position == batch.count || batchGeneration != realm.generation {
-            if exhausted && batchGeneration == realm.generation { return nil }
+        if position == batch.count || batch.generation != realm.generation {
+            if exhausted && batch.generation == realm.generation { return nil }
             refill()
             if batch.isEmpty { return nil }
         }
-        let entry = batch[position]
+        let generation = realm.generation
         // Start loading a record a few places ahead: a loop reads most of each object, and
         // the loads overlap (scan_all: 2.8 to 3.4 M objects/s, `--profile scan`).
-        if position + 4 < batch.count { Record.prefetch(batch[position + 4].record) }
+        if position + 4 < batch.count { batch.prefetch(position + 4, at: generation) }
+        let i = position
         position += 1
         let binding = binding.unsafelyUnwrapped
         let object: Object
         if let reused = accessors.reusable(binding) {
-            realm.rebind(reused, key: entry.key, record: entry.record)
+            batch.withEntry(i, at: generation) { key, record in realm.rebind(reused, key: key, record: record) }
             object = reused
         } else {
-            object = realm.makeObject(binding, key: entry.key, record: entry.record)
+            object = batch.withEntry(i, at: generation) { key, record in realm.makeObject(binding, key: key, record: record) }
             accessors.keep(object)
         }
         lastKey = object._key
@@ -75,17 +75,16 @@ final class TableWalk {
         // A batch given up before its end (the realm changed under it) was mostly wasted:
         // read fewer next time; a batch used up earns back the full size.
         batchLimit = position < batch.count ? Swift.max(4, position * 2) : Swift.min(Self.batchSize, batchLimit * 2)
-        batch.removeAll(keepingCapacity: true)
         position = 0
         guard let binding = core.resolveBinding() else {
+            batch.refill(at: realm.generation) { _ in }
             exhausted = true
             return
         }
         self.binding = binding
         let view = realm.readView()
-        batchGeneration = realm.generation
         do {
-            exhausted = try view.readBatch(of: binding.table, after: lastKey, limit: batchLimit, into: &batch)
+            exhausted = try view.readBatch(of: binding.table, after: lastKey, limit: batchLimit, into: &batch, at: realm.generation)
         } catch {
             realm.cannotRead("objects of '\(binding.table.className)'", error)
         }
@@ -97,29 +96,27 @@ final class TableWalk {
 final class EvaluatedObjects {
     let realm: Realm
     let binding: TableBinding
-    /// The objects, with their records when the evaluation read them (else a `nil` base
-    /// address: the accessor looks the record up on first read).
-    let entries: [(key: ObjectKey, record: UnsafeRawBufferPointer)]
-    /// The realm's generation the records belong to.
-    let generation: UInt64
+    /// The objects, with their records when the evaluation read them (else the accessor looks
+    /// the record up on first read).
+    let entries: [ResultsCore.Entry]
     @exclusivity(unchecked) private var position = 0
     @exclusivity(unchecked) private var accessors = RecycledAccessors()
 
-    init(realm: Realm, binding: TableBinding, entries: [(key: ObjectKey, record: UnsafeRawBufferPointer)]) {
+    init(realm: Realm, binding: TableBinding, entries: [ResultsCore.Entry]) {
         self.realm = realm
         self.binding = binding
         self.entries = entries
-        self.generation = realm.generation
     }
 
     func next() -> Object? {
         while position < entries.count {
             let i = position
             position = i + 1
-            if generation == realm.generation {
-                let record = entries[i].record
-                if record.baseAddress == nil { return accessor(entries[i].key) }
-                return entries[i].key.withBytes { accessor($0, record) }
+            let entry = entries[i]
+            let generation = realm.generation
+            if entry.record.generation == generation {
+                guard entry.record.isCurrent(at: generation) else { return accessor(entry.key) }
+                return entry.key.withBytes { key in entry.record.read(at: generation) { accessor(key, $0) } }
             }
             // The realm changed since the walk began: the record is read again, and an object
             // deleted since is skipped.

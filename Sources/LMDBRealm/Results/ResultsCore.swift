@@ -16,10 +16,13 @@ final class ResultsCore {
     let steps: [ResultsStep]
     private(set) var binding: TableBinding?
 
+    /// An evaluated object: its key, and its record borrowed at the generation of the
+    /// evaluation (or only that generation, when the record was left out).
+    typealias Entry = (key: ObjectKey, record: BorrowedRecord)
+
     /// The evaluated objects and their records, valid while `entriesGeneration` is the
-    /// realm's generation. Unless `entriesHaveRecords`, some records may be left out (a `nil`
-    /// base address).
-    private var entries: [(key: ObjectKey, record: UnsafeRawBufferPointer)] = []
+    /// realm's generation. Unless `entriesHaveRecords`, some records may be left out.
+    private var entries: [Entry] = []
     private var entriesGeneration: UInt64 = 0
     private var entriesHaveRecords = true
     private var keys: [ObjectKey] = []
@@ -135,9 +138,9 @@ final class ResultsCore {
     /// Every object of the chain with its record, in order; cached per realm version.
     ///
     /// With `records` false, objects an index walk found may come without their records (a
-    /// `nil` base address), when no step after the walk needs them: for callers that make
+    /// record left out), when no step after the walk needs them: for callers that make
     /// accessors, which look a record up on first read.
-    func evaluate(records: Bool = true) -> [(key: ObjectKey, record: UnsafeRawBufferPointer)] {
+    func evaluate(records: Bool = true) -> [Entry] {
         let lock = realm.frozenLock
         lock?.lock()
         defer { lock?.unlock() }
@@ -166,12 +169,13 @@ final class ResultsCore {
         entriesHaveRecords = records || !remaining.isEmpty
         // Collected in a local array: appending to the property would check it for exclusive
         // access every time.
-        var found: [(key: ObjectKey, record: UnsafeRawBufferPointer)] = []
+        var found: [Entry] = []
         swap(&found, &entries)
         let limit = stopAfter ?? Int.max
         if let stopAfter { found.reserveCapacity(Swift.min(stopAfter, 4096)) }
+        let generation = realm.generation
         executor.forEach(plan, records: entriesHaveRecords) { key, record in
-            found.append((ObjectKey(key), record))
+            found.append((ObjectKey(key), BorrowedRecord(record, at: generation)))
             return found.count < limit
         }
         swap(&found, &entries)
@@ -185,7 +189,7 @@ final class ResultsCore {
             switch step {
             case .filter(let node):
                 let matcher = QueryCompiler(table: table, binding: binding, realm: realm).compile(node)
-                entries = entries.filter { e in e.key.withBytes { matcher($0, e.record) } }
+                entries = entries.filter { e in e.key.withBytes { key in e.record.read(at: generation) { matcher(key, $0) } } }
             case .sort(let descriptors):
                 sort(by: descriptors, table: table)
             case .distinct(let names):
@@ -200,7 +204,8 @@ final class ResultsCore {
     /// Looks up the records an evaluation without them left out.
     private func loadRecords(_ txn: StoreView) {
         let table = binding!.table
-        for i in entries.indices where entries[i].record.baseAddress == nil {
+        let generation = realm.generation
+        for i in entries.indices where !entries[i].record.isCurrent(at: generation) {
             let found: UnsafeRawBufferPointer?
             do {
                 found = try entries[i].key.withBytes { try txn.record(of: table, key: $0) }
@@ -211,7 +216,7 @@ final class ResultsCore {
                 fatalError("The realm at '\(realm.file.url.path)' is damaged: an index of '\(table.className)' names a missing object")
             }
             table.checkRecord(found, in: realm.file)
-            entries[i].record = found
+            entries[i].record = BorrowedRecord(found, at: generation)
         }
         entriesHaveRecords = true
     }
@@ -225,9 +230,10 @@ final class ResultsCore {
         let orders = descriptors.map { d in
             (FieldOrder(table: table, column: realm.storedColumn(d.keyPath, of: table, for: "sort"), file: realm.file), d.ascending)
         }
+        let generation = realm.generation
         entries = entries.enumerated().sorted { a, b in
             for (order, ascending) in orders {
-                let c = order.compare(a.element.record, b.element.record)
+                let c = a.element.record.read(at: generation) { x in b.element.record.read(at: generation) { y in order.compare(x, y) } }
                 if c != 0 { return ascending ? c < 0 : c > 0 }
             }
             return a.offset < b.offset
@@ -238,10 +244,11 @@ final class ResultsCore {
     private func distinct(by names: [String], table: Table) {
         let columns = names.map { realm.storedColumn($0, of: table, for: "distinct") }
         var seen = Set<[UInt8]>()
+        let generation = realm.generation
         entries = entries.filter { e in
             var signature: [UInt8] = []
             for c in columns {
-                let f = table.field(e.record.baseAddress!, size: e.record.count, column: c, in: realm.file)
+                let f = e.record.read(at: generation) { table.field($0.baseAddress!, size: $0.count, column: c, in: realm.file) }
                 var part: [UInt8] = []
                 KeyEncoding.append(f, type: table.schema.properties[c].type, to: &part)
                 withUnsafeBytes(of: UInt32(part.count)) { signature.append(contentsOf: $0) }
@@ -284,7 +291,7 @@ final class ResultsCore {
             let entries = evaluate()
             require(
                 position >= 0 && position < entries.count, "Index \(position) is out of bounds (must be less than \(entries.count)).")
-            return entries[position].key.withBytes { realm.makeObject(self.binding!, key: $0, record: entries[position].record) }
+            return realm.makeObject(self.binding!, entries[position])
         }
         let keys = evaluatedKeys()
         require(position >= 0 && position < keys.count, "Index \(position) is out of bounds (must be less than \(keys.count)).")
@@ -305,11 +312,10 @@ final class ResultsCore {
         guard let binding = resolveBinding() else { return nil }
         if !isWholeTable {
             guard let last = evaluate().last else { return nil }
-            return last.key.withBytes { realm.makeObject(binding, key: $0, record: last.record) }
+            return realm.makeObject(binding, last)
         }
         do {
-            guard let entry = try realm.readView().lastObject(of: binding.table) else { return nil }
-            return realm.makeObject(binding, key: entry.key, record: entry.record)
+            return try realm.readView().withLastObject(of: binding.table) { realm.makeObject(binding, key: $0, record: $1) }
         } catch {
             realm.cannotRead("objects of '\(binding.table.className)'", error)
         }
@@ -342,8 +348,9 @@ final class ResultsCore {
             }
             return
         }
+        let generation = realm.generation
         for e in evaluate() {
-            body(table.field(e.record.baseAddress!, size: e.record.count, column: column, in: realm.file))
+            body(e.record.read(at: generation) { table.field($0.baseAddress!, size: $0.count, column: column, in: realm.file) })
         }
     }
 }

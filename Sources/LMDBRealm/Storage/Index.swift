@@ -52,7 +52,7 @@ extension StoreView {
                 for (column, index) in table.indexes.sorted(by: { $0.key < $1.key }) {
                     let name = "\(table.className).\(table.schema.properties[column].name)"
                     var expected = Set<[UInt8]>()
-                    let records = try Cursor(transaction: txn, dbi: table.database.dbi)
+                    let records = try UnsafeCursor(transaction: txn, dbi: table.database.dbi)
                     try records.forEach { key, record in
                         table.checkRecord(record, in: file)
                         var entry: [UInt8] = []
@@ -64,7 +64,7 @@ extension StoreView {
                         return true
                     }
                     var actual = Set<[UInt8]>()
-                    let entries = try Cursor(transaction: txn, dbi: index.dbi)
+                    let entries = try UnsafeCursor(transaction: txn, dbi: index.dbi)
                     try entries.forEach { key, objectKey in
                         var entry = Array(key)
                         withUnsafeBytes(of: UInt32(entry.count)) { entry.insert(contentsOf: $0, at: 0) }

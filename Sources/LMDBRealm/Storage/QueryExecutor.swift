@@ -48,7 +48,7 @@ struct QueryExecutor {
     func count(_ plan: QueryPlan) -> Int {
         if plan.countFromIndex, case .indexKeys(let column, let keys) = plan.access {
             do {
-                let cursor = try Cursor(transaction: txn, dbi: table.indexes[column]!.dbi)
+                let cursor = try UnsafeCursor(transaction: txn, dbi: table.indexes[column]!.dbi)
                 var total = 0
                 for key in keys {
                     if try key.withUnsafeBytes({ try cursor.seek(exactly: $0) }) != nil { total += try cursor.valueCount() }
@@ -103,7 +103,7 @@ struct QueryExecutor {
             }
 
         case .primaryKeyRange(let lower, let upper):
-            let cursor = try Cursor(transaction: txn, dbi: tableDBI)
+            let cursor = try UnsafeCursor(transaction: txn, dbi: tableDBI)
             var entry = try lower.map { l in try l.withUnsafeBytes { try cursor.seek(atLeast: $0) } } ?? cursor.first()
             while let e = entry {
                 if let upper, ByteOrder.compare(e.key, upper) > 0 { return }
@@ -112,7 +112,7 @@ struct QueryExecutor {
             }
 
         case .indexKeys(let column, let keys):
-            let cursor = try Cursor(transaction: txn, dbi: table.indexes[column]!.dbi)
+            let cursor = try UnsafeCursor(transaction: txn, dbi: table.indexes[column]!.dbi)
             for key in keys {
                 var entry = try key.withUnsafeBytes { try cursor.seek(exactly: $0) }
                 while let e = entry {
@@ -122,7 +122,7 @@ struct QueryExecutor {
             }
 
         case .indexRange(let column, let lower, let upper):
-            let cursor = try Cursor(transaction: txn, dbi: table.indexes[column]!.dbi)
+            let cursor = try UnsafeCursor(transaction: txn, dbi: table.indexes[column]!.dbi)
             var entry = try lower.map { l in try l.withUnsafeBytes { try cursor.seek(atLeast: $0) } } ?? cursor.first()
             while let e = entry {
                 if let upper, ByteOrder.compare(e.key, upper) > 0, !isCutPrefix(upper, of: e.key) { return }
@@ -131,7 +131,7 @@ struct QueryExecutor {
             }
 
         case .indexPrefix(let column, let prefix):
-            let cursor = try Cursor(transaction: txn, dbi: table.indexes[column]!.dbi)
+            let cursor = try UnsafeCursor(transaction: txn, dbi: table.indexes[column]!.dbi)
             var entry = try prefix.withUnsafeBytes { try cursor.seek(atLeast: $0) }
             while let e = entry, e.key.count >= prefix.count, ByteOrder.compare(UnsafeRawBufferPointer(rebasing: e.key.prefix(prefix.count)), prefix) == 0 {
                 guard try visitObject(e.value, keysOnly, visit) else { return }
@@ -139,7 +139,7 @@ struct QueryExecutor {
             }
 
         case .ordered(nil, let ascending):
-            let cursor = try Cursor(transaction: txn, dbi: tableDBI)
+            let cursor = try UnsafeCursor(transaction: txn, dbi: tableDBI)
             var entry = try ascending ? cursor.first() : cursor.last()
             while let e = entry {
                 guard visit(e.key, e.value) else { return }
@@ -158,7 +158,7 @@ struct QueryExecutor {
     /// the cursor's step may not have touched.
     @inline(__always)
     private func scanTable(prefetching field: FieldPosition?, _ visit: Visit) throws {
-        let cursor = try Cursor(transaction: txn, dbi: table.database.dbi)
+        let cursor = try UnsafeCursor(transaction: txn, dbi: table.database.dbi)
         var batch = ContiguousArray<(key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer)>()
         batch.reserveCapacity(Self.scanBatchSize)
         var entry = try cursor.first()
@@ -203,7 +203,7 @@ struct QueryExecutor {
     /// the map, with no copy and no count. Keys and records visited are pointers into the
     /// snapshot, valid for the whole walk (nothing writes while it runs).
     private func walkIndexInOrder(column: Int, ascending: Bool, keysOnly: Bool, _ visit: Visit) throws {
-        let cursor = try Cursor(transaction: txn, dbi: table.indexes[column]!.dbi)
+        let cursor = try UnsafeCursor(transaction: txn, dbi: table.indexes[column]!.dbi)
         // The objects of one index key, reused from key to key.
         var group: [(key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer)] = []
         var entry = try ascending ? cursor.first() : cursor.last()

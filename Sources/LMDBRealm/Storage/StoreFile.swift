@@ -130,7 +130,7 @@ final class StoreFile: @unchecked Sendable {
             var catalog = try environment.database(named: catalogName)
             if meta == nil {
                 let foreign = try environment.read { txn in
-                    try txn.withCursor(on: Database.main) { try $0.first() != nil }
+                    try txn.withCursor(on: Database.main) { try $0.first() }
                 }
                 if foreign || readOnly {
                     throw Realm.Error(

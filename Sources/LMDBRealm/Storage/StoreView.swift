@@ -37,53 +37,52 @@ struct StoreView {
         try transaction.statistics(table.database.dbi).entries
     }
 
-    /// The key and record of the object with the largest key in `table`, if any.
-    func lastObject(of table: Table) throws -> (key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer)? {
-        let cursor = try Cursor(transaction: transaction, dbi: table.database.dbi)
-        return try cursor.last().map { ($0.key, $0.value) }
+    /// Lends `body` the key and record of the object with the largest key in `table`, if any.
+    func withLastObject<R>(of table: Table, _ body: (_ key: UnsafeRawBufferPointer, _ record: UnsafeRawBufferPointer) -> R) throws -> R? {
+        let cursor = try UnsafeCursor(transaction: transaction, dbi: table.database.dbi)
+        return try cursor.last().map { body($0.key, $0.value) }
     }
 
     /// Calls `body` with each key of `table`, ascending.
     func forEachKey(of table: Table, _ body: (UnsafeRawBufferPointer) -> Void) throws {
-        let cursor = try Cursor(transaction: transaction, dbi: table.database.dbi)
+        let cursor = try UnsafeCursor(transaction: transaction, dbi: table.database.dbi)
         try cursor.forEach { key, _ in
             body(key)
             return true
         }
     }
 
-    /// Appends to `batch` the objects of `table` after `lastKey` (from the first without it),
-    /// at most `limit`, in key order.
+    /// Refills `batch` with the objects of `table` after `lastKey` (from the first without it),
+    /// at most `limit`, in key order, borrowed at `generation`.
     /// - Returns: Whether the table has no objects beyond the batch.
     func readBatch(
-        of table: Table, after lastKey: ObjectKey?, limit: Int,
-        into batch: inout ContiguousArray<(key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer)>
+        of table: Table, after lastKey: ObjectKey?, limit: Int, into batch: inout BorrowedBatch, at generation: UInt64
     ) throws -> Bool {
-        let cursor = try Cursor(transaction: transaction, dbi: table.database.dbi)
-        var entry: Cursor.Entry?
-        if let lastKey {
-            entry = try lastKey.withBytes { key in
-                let found = try cursor.seek(atLeast: key)
-                if let found, found.key.elementsEqual(key) { return try cursor.next() }
-                return found
+        let cursor = try UnsafeCursor(transaction: transaction, dbi: table.database.dbi)
+        return try batch.refill(at: generation) { entries in
+            var entry: UnsafeCursor.Entry?
+            if let lastKey {
+                entry = try lastKey.withBytes { key in
+                    let found = try cursor.seek(atLeast: key)
+                    if let found, found.key.elementsEqual(key) { return try cursor.next() }
+                    return found
+                }
+            } else {
+                entry = try cursor.first()
             }
-        } else {
-            entry = try cursor.first()
+            while let e = entry {
+                entries.append((e.key, e.value))
+                if entries.count == limit { return false }
+                entry = try cursor.next()
+            }
+            return true
         }
-        var read = 0
-        while let e = entry {
-            batch.append((e.key, e.value))
-            read += 1
-            if read == limit { return false }
-            entry = try cursor.next()
-        }
-        return true
     }
 
     /// The names of the classes in the file's catalog, as this version sees it.
     func classNames(in file: StoreFile) throws -> [String] {
         var names: [String] = []
-        let cursor = try Cursor(transaction: transaction, dbi: file.catalog.dbi)
+        let cursor = try UnsafeCursor(transaction: transaction, dbi: file.catalog.dbi)
         try cursor.forEach { key, _ in
             names.append(String(decoding: key, as: UTF8.self))
             return true

@@ -257,7 +257,7 @@ final class WriteSession {
 
     /// The largest key stored in `table`, seen by the write.
     private func lastKey(of table: Table) throws -> [UInt8]? {
-        try view.lastObject(of: table).map { Array($0.key) }
+        try view.withLastObject(of: table) { key, _ in Array(key) }
     }
 
     private func lastAutoKey(of table: Table) throws -> UInt64 {
@@ -319,7 +319,7 @@ final class WriteSession {
         // where the cursor stands: one B-tree descent per object. Its index entries are removed
         // afterwards, sorted, so that each index is walked in order.
         var entries = PendingIndexEntries()
-        let cursor = try Cursor(transaction: txn, dbi: table.database.dbi)
+        let cursor = try UnsafeCursor(transaction: txn, dbi: table.database.dbi)
         for key in keys {
             try key.withBytes { key in
                 guard let found = try cursor.seek(exactly: key) else { return }
@@ -398,7 +398,7 @@ final class WriteSession {
             if dbi != currentDBI {
                 currentDBI = dbi
                 appending = false
-                let cursor = try Cursor(transaction: txn, dbi: dbi)
+                let cursor = try UnsafeCursor(transaction: txn, dbi: dbi)
                 if let last = try cursor.last() {
                     let c = ByteOrder.compare(key, last.key)
                     appending = c > 0 || (c == 0 && ByteOrder.compare(value, last.value) > 0)
@@ -435,7 +435,7 @@ final class WriteSession {
     private func buildIndex(_ index: Database, of table: Table, column: Int) throws {
         let txn = view.transaction
         var entries: [([UInt8], [UInt8])] = []
-        let cursor = try Cursor(transaction: txn, dbi: table.database.dbi)
+        let cursor = try UnsafeCursor(transaction: txn, dbi: table.database.dbi)
         try cursor.forEach { key, record in
             table.checkRecord(record, in: file)
             var indexKey: [UInt8] = []
