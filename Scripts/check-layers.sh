@@ -19,5 +19,20 @@ for hit in $(grep -rnE '^extension (Realm|Results|Object|NotificationToken)\b' S
     echo "layer check: $hit extends a type of a layer above Storage; declare a protocol or hook in Storage instead" >&2
     status=1
 done
+# Below Realm/ (Query, Storage, Encoding, Schema) no code names the Realm type: what those layers
+# need from a realm is a protocol they declare (StoreReader, WriteSessionObserver, QueryContext,
+# CommitAnnouncer). The one exception is Object's `realm` property, RealmSwift's API, whose
+# accessors are implemented in Realm/Object+Managed.swift. Comments and string literals are
+# ignored.
+for dir in Query Storage Encoding Schema; do
+    for file in $(find "Sources/LMDBRealm/$dir" -name '*.swift'); do
+        sed -E -e 's#^[[:space:]]*//.*##' -e 's#"([^"\\]|\\.)*"##g' "$file" | grep -nw 'Realm' |
+            grep -vE '^[0-9]+:.*(final var _realm: Realm\?|public var realm: Realm\? \{ _realm \})$' |
+            while IFS= read -r hit; do
+                echo "layer check: $file:${hit%%:*} names Realm from below it; declare a protocol in $dir/ instead" >&2
+                echo x
+            done
+    done
+done | grep -q x && status=1
 [ "$status" = 0 ] && echo "layer check: the layers hold"
 exit "$status"

@@ -4,6 +4,14 @@ import Foundation
 /// whether the object matches. Only `.block` nodes create an accessor.
 typealias Matcher = (_ key: UnsafeRawBufferPointer, _ record: UnsafeRawBufferPointer) -> Bool
 
+/// What compiled queries need from the realm they run in: the file, and accessors for the
+/// `.block` nodes that test objects in Swift. (The realm implements it.)
+protocol QueryContext: AnyObject {
+    var file: StoreFile { get }
+    /// A managed accessor for the object stored under `key`, with its record.
+    func makeObject(_ binding: TableBinding, key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer) -> Object
+}
+
 /// Compiles ``QueryNode``s against one table's stored schema.
 ///
 /// Semantics, shared by every query form:
@@ -17,7 +25,7 @@ typealias Matcher = (_ key: UnsafeRawBufferPointer, _ record: UnsafeRawBufferPoi
 struct QueryCompiler {
     let table: Table
     let binding: TableBinding
-    let realm: Realm
+    let realm: any QueryContext
 
     /// The stored column of `name`; the query was validated against the schema before.
     func column(_ name: String) -> Int {

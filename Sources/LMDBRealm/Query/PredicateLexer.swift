@@ -43,7 +43,7 @@ struct PredicateLexer {
     }
 
     /// Every token of the format, ending with `.end`, and the number of `%@`/`%K` it holds.
-    static func tokenize(_ bytes: [UInt8]) throws(Realm.Error) -> (tokens: [PredicateToken], argumentCount: Int) {
+    static func tokenize(_ bytes: [UInt8]) throws(RealmError) -> (tokens: [PredicateToken], argumentCount: Int) {
         var lexer = PredicateLexer(bytes)
         var tokens: [PredicateToken] = []
         while true {
@@ -63,8 +63,8 @@ struct PredicateLexer {
         return String(decoding: bytes[offset..<cut], as: UTF8.self) + "…"
     }
 
-    private func error(_ message: String) -> Realm.Error {
-        Realm.Error(.invalidQuery, message)
+    private func error(_ message: String) -> RealmError {
+        RealmError(.invalidQuery, message)
     }
 
     private func peek(_ ahead: Int = 0) -> UInt8? {
@@ -117,7 +117,7 @@ struct PredicateLexer {
         }
     }
 
-    private mutating func next() throws(Realm.Error) -> PredicateToken {
+    private mutating func next() throws(RealmError) -> PredicateToken {
         while let b = peek(), b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D {
             position += 1
         }
@@ -228,7 +228,7 @@ struct PredicateLexer {
         return String(decoding: bytes[start..<position], as: UTF8.self)
     }
 
-    private mutating func modifier() throws(Realm.Error) -> PredicateToken {
+    private mutating func modifier() throws(RealmError) -> PredicateToken {
         let start = position
         var end = start + 1
         while end < bytes.count, end - start <= 8, bytes[end] != UInt8(ascii: "]") { end += 1 }
@@ -242,7 +242,7 @@ struct PredicateLexer {
 
     // MARK: Strings
 
-    private mutating func string(quote: UInt8) throws(Realm.Error) -> PredicateToken {
+    private mutating func string(quote: UInt8) throws(RealmError) -> PredicateToken {
         let start = position
         var i = start + 1
         var out: [UInt8] = []
@@ -315,7 +315,7 @@ struct PredicateLexer {
             kind: .literal(.string(String(decoding: out, as: UTF8.self))), offset: start, length: position - start)
     }
 
-    private func loneSurrogate(at offset: Int) -> Realm.Error {
+    private func loneSurrogate(at offset: Int) -> RealmError {
         error("malformed escape at offset \(offset): a high surrogate must be followed by \\u and a low surrogate")
     }
 
@@ -337,7 +337,7 @@ struct PredicateLexer {
         return end
     }
 
-    private func malformed(_ what: String, at start: Int, _ detail: String = "", end: Int? = nil) -> Realm.Error {
+    private func malformed(_ what: String, at start: Int, _ detail: String = "", end: Int? = nil) -> RealmError {
         let text = Self.text(of: bytes, offset: start, length: (end ?? wordEnd(from: start)) - start)
         return error("malformed \(what) literal '\(text)' at offset \(start)\(detail)")
     }
@@ -349,7 +349,7 @@ struct PredicateLexer {
         return position - start
     }
 
-    private mutating func numberOrDate() throws(Realm.Error) -> PredicateToken {
+    private mutating func numberOrDate() throws(RealmError) -> PredicateToken {
         let start = position
         let negative = peek() == UInt8(ascii: "-")
         if negative { position += 1 }
@@ -390,7 +390,7 @@ struct PredicateLexer {
         return PredicateToken(kind: .literal(.double(value)), offset: start, length: position - start)
     }
 
-    private mutating func hexNumber(start: Int) throws(Realm.Error) -> PredicateToken {
+    private mutating func hexNumber(start: Int) throws(RealmError) -> PredicateToken {
         let negative = bytes[start] == UInt8(ascii: "-")
         position = start + (negative ? 3 : 2)
         var magnitude: UInt64 = 0
@@ -423,7 +423,7 @@ struct PredicateLexer {
 
     /// `YYYY-MM-DD@HH:MM:SS` with optional `.fraction` of a second or `:nanoseconds`, in UTC
     /// (`T` may stand for `@`).
-    private mutating func date(start: Int) throws(Realm.Error) -> PredicateToken {
+    private mutating func date(start: Int) throws(RealmError) -> PredicateToken {
         let expected = ": expected YYYY-MM-DD@HH:MM:SS, then optionally .fraction or :nanoseconds"
         position = start
         func expect(_ c: UInt8, _ alternative: UInt8? = nil) -> Bool {
@@ -475,7 +475,7 @@ struct PredicateLexer {
     }
 
     /// `T<seconds>:<nanoseconds>` (since 1970), or `nil` if the `T` starts a property name.
-    private mutating func timestamp() throws(Realm.Error) -> PredicateToken? {
+    private mutating func timestamp() throws(RealmError) -> PredicateToken? {
         let start = position
         var i = start + 1
         func number() -> (Int64, Bool)? {
@@ -516,7 +516,7 @@ struct PredicateLexer {
         return (String(decoding: bytes[(position + 1)..<j], as: UTF8.self), j + 1)
     }
 
-    private mutating func uuid(start: Int) throws(Realm.Error) -> PredicateToken {
+    private mutating func uuid(start: Int) throws(RealmError) -> PredicateToken {
         let found = parenthesized()
         guard let (text, end) = found, text.utf8.count == 36, let value = UUID(uuidString: text) else {
             throw malformed(
@@ -526,7 +526,7 @@ struct PredicateLexer {
         return PredicateToken(kind: .literal(.uuid(value)), offset: start, length: end - start)
     }
 
-    private mutating func objectId(start: Int) throws(Realm.Error) -> PredicateToken {
+    private mutating func objectId(start: Int) throws(RealmError) -> PredicateToken {
         let found = parenthesized()
         guard let (text, end) = found, let value = ObjectId(parsing: text) else {
             throw malformed("oid", at: start, ": expected oid(24 hex digits)", end: found?.end ?? position + 1)

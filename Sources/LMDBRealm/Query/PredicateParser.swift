@@ -23,7 +23,7 @@ import Foundation
 /// Keywords ignore case; `#name` names a property that is spelled like a keyword. A constant
 /// may come first (`500 < wordCount` is `wordCount > 500`).
 ///
-/// Every error is a ``Realm/Error`` with code ``Realm/Error/Code/invalidQuery`` whose message
+/// Every error is a ``RealmError`` with code ``RealmError/Code/invalidQuery`` whose message
 /// says what is wrong and gives the UTF-8 byte offset (from 0) into the format of the place it
 /// is about; only a wrong argument count, which concerns the whole format, has no offset.
 enum PredicateParser {
@@ -40,18 +40,18 @@ enum PredicateParser {
     ///     `Array` or `Set` of them after `IN` or `BETWEEN`) and one property name `String`
     ///     for each `%K`, in the order they appear.
     ///   - schema: The class the predicate filters.
-    /// - Throws: ``Realm/Error`` with code ``Realm/Error/Code/invalidQuery``.
-    static func parse(_ format: String, arguments: [Any?], schema: ObjectSchema) throws(Realm.Error) -> QueryNode {
+    /// - Throws: ``RealmError`` with code ``RealmError/Code/invalidQuery``.
+    static func parse(_ format: String, arguments: [Any?], schema: ObjectSchema) throws(RealmError) -> QueryNode {
         let length = format.utf8.count
         guard length <= maximumLength else {
-            throw Realm.Error(
+            throw RealmError(
                 .invalidQuery,
                 "query too long: \(length) UTF-8 bytes, at most \(maximumLength) are allowed (at offset \(maximumLength))")
         }
         let bytes = Array(format.utf8)
         let (tokens, argumentCount) = try PredicateLexer.tokenize(bytes)
         guard argumentCount == arguments.count else {
-            throw Realm.Error(
+            throw RealmError(
                 .invalidQuery,
                 "expected \(argumentCount) argument\(argumentCount == 1 ? "" : "s") for the format, got \(arguments.count)")
         }
@@ -91,8 +91,8 @@ private struct Parser {
 
     // MARK: Errors
 
-    func error(_ message: String) -> Realm.Error {
-        Realm.Error(.invalidQuery, message)
+    func error(_ message: String) -> RealmError {
+        RealmError(.invalidQuery, message)
     }
 
     func text(_ token: PredicateToken) -> String {
@@ -100,7 +100,7 @@ private struct Parser {
     }
 
     /// "unexpected token 'x' at offset n: expected …", or "unexpected end of query …".
-    func unexpected(_ token: PredicateToken, expecting what: String) -> Realm.Error {
+    func unexpected(_ token: PredicateToken, expecting what: String) -> RealmError {
         if token.kind == .end {
             return error("unexpected end of query at offset \(token.offset): expected \(what)")
         }
@@ -121,7 +121,7 @@ private struct Parser {
         text.count > 40 ? "'\(text.prefix(40))…'" : "'\(text)'"
     }
 
-    func twoProperties(_ a: Property, _ b: Property, at offset: Int) -> Realm.Error {
+    func twoProperties(_ a: Property, _ b: Property, at offset: Int) -> RealmError {
         error("cannot compare two properties ('\(a.name)' and '\(b.name)') at offset \(offset): compare a property with a value")
     }
 
@@ -158,7 +158,7 @@ private struct Parser {
     /// Groups are kept on a stack of their own rather than by recursion, so no nesting can
     /// exhaust the thread's stack; `maximumDepth` still bounds the tree for the recursive
     /// code that walks it later.
-    mutating func parsePredicate() throws(Realm.Error) -> QueryNode {
+    mutating func parsePredicate() throws(RealmError) -> QueryNode {
         var groups = [Group(nots: 0, open: 0)]
         operand: while true {
             // `NOT`s and `(`s, then a comparison or a constant.
@@ -221,7 +221,7 @@ private struct Parser {
         }
     }
 
-    mutating func enter(at offset: Int) throws(Realm.Error) {
+    mutating func enter(at offset: Int) throws(RealmError) {
         depth += 1
         guard depth <= PredicateParser.maximumDepth else {
             throw error(
@@ -231,7 +231,7 @@ private struct Parser {
 
     // MARK: Comparisons
 
-    mutating func parseComparison() throws(Realm.Error) -> QueryNode {
+    mutating func parseComparison() throws(RealmError) -> QueryNode {
         let lhs = try parseOperand()
         let opToken = advance()
         switch opToken.kind {
@@ -267,7 +267,7 @@ private struct Parser {
     }
 
     /// `[c]`, `[d]`, `[cd]` after an operator, if there is one.
-    mutating func parseModifier(after op: PredicateToken, allowed: Bool) throws(Realm.Error) -> StringOptions {
+    mutating func parseModifier(after op: PredicateToken, allowed: Bool) throws(RealmError) -> StringOptions {
         guard case .modifier(let letters) = current.kind else { return [] }
         let token = advance()
         var options: StringOptions = []
@@ -295,7 +295,7 @@ private struct Parser {
     }
 
     /// A property (a name, or `%K`) or a single value (a literal or `%@`).
-    mutating func parseOperand() throws(Realm.Error) -> Operand {
+    mutating func parseOperand() throws(RealmError) -> Operand {
         let token = advance()
         switch token.kind {
         case .identifier(let name):
@@ -323,7 +323,7 @@ private struct Parser {
         }
     }
 
-    func property(named name: String, at offset: Int) throws(Realm.Error) -> Property {
+    func property(named name: String, at offset: Int) throws(RealmError) -> Property {
         guard let property = schema[name] else {
             throw error("unknown property '\(name)' on \(schema.className) at offset \(offset)")
         }
@@ -331,7 +331,7 @@ private struct Parser {
     }
 
     /// A `%@` argument that must be a single value.
-    func scalarArgument(_ i: Int, at offset: Int) throws(Realm.Error) -> QueryValue {
+    func scalarArgument(_ i: Int, at offset: Int) throws(RealmError) -> QueryValue {
         guard let value = QueryValue(any: arguments[i]) else {
             throw error("argument \(i + 1) for %@ \(unsupported(arguments[i])) at offset \(offset)")
         }
@@ -358,7 +358,7 @@ private struct Parser {
     }
 
     /// The property on the left of an operator that takes no value on its left.
-    func leftProperty(_ lhs: Operand, of op: PredicateToken) throws(Realm.Error) -> Property {
+    func leftProperty(_ lhs: Operand, of op: PredicateToken) throws(RealmError) -> Property {
         switch lhs {
         case .property(let property, _): return property
         case .value(_, let offset):
@@ -369,7 +369,7 @@ private struct Parser {
     /// `lhs op rhs`, with the property on the left (the operator turned if it was not).
     func comparison(
         _ lhs: Operand, _ op: ComparisonOperator, _ rhs: Operand, options: StringOptions, modifierOffset: Int
-    ) throws(Realm.Error) -> QueryNode {
+    ) throws(RealmError) -> QueryNode {
         let property: Property
         let value: QueryValue
         let valueOffset: Int
@@ -400,7 +400,7 @@ private struct Parser {
 
     func stringMatch(
         _ lhs: Operand, _ op: StringOperator, _ opToken: PredicateToken, _ rhs: Operand, options: StringOptions
-    ) throws(Realm.Error) -> QueryNode {
+    ) throws(RealmError) -> QueryNode {
         let property = try leftProperty(lhs, of: opToken)
         guard property.type == .string else {
             throw error("\(op.rawValue) needs a String property, not \(describe(property)) at offset \(opToken.offset)")
@@ -418,7 +418,7 @@ private struct Parser {
     }
 
     /// `value` checked against `property`: texts turned into UUIDs and ObjectIds.
-    func convert(_ value: QueryValue, for property: Property, at offset: Int) throws(Realm.Error) -> QueryValue {
+    func convert(_ value: QueryValue, for property: Property, at offset: Int) throws(RealmError) -> QueryValue {
         switch (value, property.type) {
         case (.string(let text), .uuid):
             guard text.utf8.count == 36, let uuid = UUID(uuidString: text) else {
@@ -444,7 +444,7 @@ private struct Parser {
 
     /// `{v1, v2, …}` or a `%@` holding an `Array` or `Set`, each value checked against
     /// `property`; and the offset of the list.
-    mutating func parseList(for property: Property) throws(Realm.Error) -> ([QueryValue], Int) {
+    mutating func parseList(for property: Property) throws(RealmError) -> ([QueryValue], Int) {
         let open = advance()
         switch open.kind {
         case .valueArgument(let i):

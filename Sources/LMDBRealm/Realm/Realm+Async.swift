@@ -41,7 +41,7 @@ extension Realm {
     /// itself and only its caller gets the error. Every caller resumes after the shared commit
     /// is durable; the realm then moves to the newest version and delivers its notifications.
     /// - Returns: What `block` returned.
-    /// - Throws: What `block` threw, or ``Realm/Error`` if the shared commit failed (then none
+    /// - Throws: What `block` threw, or ``RealmError`` if the shared commit failed (then none
     ///   of the group's blocks were written).
     @discardableResult
     public func asyncWrite<Result>(

@@ -17,7 +17,7 @@ extension Realm {
         public var fileURL: URL?
 
         /// The model classes the file must hold, checked against the stored schema when the
-        /// realm opens: a class that differs throws ``Realm/Error/Code/schemaMismatch``, a new
+        /// realm opens: a class that differs throws ``RealmError/Code/schemaMismatch``, a new
         /// class is added. `nil` (the default) registers each class on first use.
         public var objectTypes: [Object.Type]?
 
@@ -25,17 +25,17 @@ extension Realm {
         public var readOnly: Bool = false
 
         /// The version of the model classes. Stored for migrations, which a later release adds;
-        /// today a changed class throws ``Realm/Error/Code/schemaMismatch`` whatever the version.
+        /// today a changed class throws ``RealmError/Code/schemaMismatch`` whatever the version.
         public var schemaVersion: UInt64 = 0
 
         /// The largest the file may grow, in bytes. Writing past it throws
-        /// ``Realm/Error/Code/mapFull``. LMDBRealm reserves this much address space (not disk)
+        /// ``RealmError/Code/mapFull``. LMDBRealm reserves this much address space (not disk)
         /// for the file's memory map when it opens it; the file grows only as data is written.
         public var maximumFileSize: Int = 64 << 30
 
         /// How many snapshots (realm handles and reading transactions) of this file may be open
         /// at once across all processes; past it, opening throws
-        /// ``Realm/Error/Code/tooManyReaders``.
+        /// ``RealmError/Code/tooManyReaders``.
         public var maximumNumberOfReaders: Int = 256
 
         /// How many versions of the file this process may keep pinned at once — by realm
@@ -45,7 +45,7 @@ extension Realm {
         /// Every pinned version keeps the pages it reads from being reused, so a forgotten
         /// frozen object makes the file grow with every later write. With a limit, opening a
         /// realm or committing a write that would pass it throws
-        /// ``Realm/Error/Code/tooManyActiveVersions`` instead, and the write is rolled back.
+        /// ``RealmError/Code/tooManyActiveVersions`` instead, and the write is rolled back.
         public var maximumNumberOfActiveVersions: UInt?
 
         /// Whether the writes of realms opened with this configuration record what they change
@@ -83,7 +83,7 @@ extension Realm {
     ///
     /// The file must not be open in this process.
     /// - Returns: Whether a file existed.
-    /// - Throws: ``Realm/Error`` if the file is open or cannot be removed.
+    /// - Throws: ``RealmError`` if the file is open or cannot be removed.
     @discardableResult
     public static func deleteFiles(for configuration: Configuration) throws -> Bool {
         let url = configuration.resolvedFileURL
@@ -103,5 +103,14 @@ extension Realm {
             }
         }
         return existed
+    }
+}
+
+extension StoreFile.Options {
+    /// How `configuration` opens its file.
+    init(_ configuration: Realm.Configuration) {
+        self.init(
+            url: configuration.resolvedFileURL, readOnly: configuration.readOnly,
+            maximumFileSize: configuration.maximumFileSize, maximumNumberOfReaders: configuration.maximumNumberOfReaders)
     }
 }

@@ -17,10 +17,10 @@ extension Realm {
     /// - Parameters:
     ///   - object: The object to add.
     ///   - update: What to do if an object with the same primary key is stored.
-    /// - Throws: ``Realm/Error/Code/primaryKeyExists`` under `.error`;
-    ///   ``Realm/Error/Code/invalidValue`` for a primary key too long to store;
-    ///   ``Realm/Error/Code/schemaMismatch`` if the stored class differs;
-    ///   ``Realm/Error/Code/mapFull`` when the file reaches its maximum size. If the error leaves
+    /// - Throws: ``RealmError/Code/primaryKeyExists`` under `.error`;
+    ///   ``RealmError/Code/invalidValue`` for a primary key too long to store;
+    ///   ``RealmError/Code/schemaMismatch`` if the stored class differs;
+    ///   ``RealmError/Code/mapFull`` when the file reaches its maximum size. If the error leaves
     ///   the `write` block, the whole transaction is rolled back.
     public func add(_ object: Object, update: UpdatePolicy = .error) throws {
         checkWriteThread()
@@ -268,3 +268,5 @@ extension Realm {
         table.checkRecord(record, in: file)
     }
 }
+
+extension Realm: QueryContext {}

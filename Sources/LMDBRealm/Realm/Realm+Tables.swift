@@ -5,7 +5,7 @@ import Foundation
 extension Realm {
     /// The binding of `info`'s class to its table in this file; with `create`, inside a write,
     /// the table is made if the file has none.
-    /// - Throws: ``Realm/Error/Code/schemaMismatch`` if the stored class differs.
+    /// - Throws: ``RealmError/Code/schemaMismatch`` if the stored class differs.
     func binding(for info: ClassInfo, create: Bool) throws -> TableBinding? {
         try binding(for: info.type, info: info, create: create)
     }

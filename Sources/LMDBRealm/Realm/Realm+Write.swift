@@ -26,8 +26,8 @@ extension Realm {
     /// rethrown. Only one write transaction runs at a time per file, across threads and
     /// processes; this call waits for the others.
     /// - Returns: What `block` returned.
-    /// - Throws: What `block` threw, or a ``Realm/Error`` from the commit (for example
-    ///   ``Realm/Error/Code/mapFull`` or ``Realm/Error/Code/noSpace``).
+    /// - Throws: What `block` threw, or a ``RealmError`` from the commit (for example
+    ///   ``RealmError/Code/mapFull`` or ``RealmError/Code/noSpace``).
     @discardableResult
     public func write<Result>(_ block: () throws -> Result) throws -> Result {
         try write(withoutNotifying: [], block)
@@ -89,7 +89,7 @@ extension Realm {
     /// Commits the write transaction: its changes reach the disk and every other handle that
     /// refreshes.
     ///
-    /// - Throws: ``Realm/Error`` if the commit fails — including a failure a setter, `delete`
+    /// - Throws: ``RealmError`` if the commit fails — including a failure a setter, `delete`
     ///   or `deleteAll` met earlier in the write; the transaction is over either way and none
     ///   of it was written.
     public func commitWrite() throws {

@@ -104,10 +104,10 @@ public final class Realm {
     /// Opens the realm `configuration` describes, confined to the calling thread.
     ///
     /// - Parameter configuration: Which file, which classes, how to open it.
-    /// - Throws: ``Realm/Error`` naming the file: ``Realm/Error/Code/fileNotFound``,
-    ///   ``Realm/Error/Code/filePermissionDenied``, ``Realm/Error/Code/invalidDatabase`` (not
-    ///   an LMDBRealm file, empty or truncated), ``Realm/Error/Code/schemaMismatch`` (listing
-    ///   every difference), ``Realm/Error/Code/tooManyReaders``.
+    /// - Throws: ``RealmError`` naming the file: ``RealmError/Code/fileNotFound``,
+    ///   ``RealmError/Code/filePermissionDenied``, ``RealmError/Code/invalidDatabase`` (not
+    ///   an LMDBRealm file, empty or truncated), ``RealmError/Code/schemaMismatch`` (listing
+    ///   every difference), ``RealmError/Code/tooManyReaders``.
     public convenience init(configuration: Configuration = .defaultConfiguration) throws {
         try self.init(configuration: configuration, confinement: .thread(pthread_self()))
     }
@@ -127,7 +127,7 @@ public final class Realm {
         self.confinement = confinement
         isFrozen = false
         frozenLock = nil
-        let file = try StoreFile.open(configuration) { CommitHub(file: $0) }
+        let file = try StoreFile.open(StoreFile.Options(configuration)) { CommitHub(file: $0) }
         self.file = file
         let url = file.url
         do {

@@ -218,7 +218,7 @@ extension Results {
     /// `IN %@`, `BETWEEN {lo, hi}`, `nil`/`NULL`, `TRUEPREDICATE`/`FALSEPREDICATE`, `%@` and
     /// `%K` arguments, string, number, boolean, date (`2015-07-01@12:00:00`, `T<seconds>:<ns>`),
     /// `uuid(…)` and `oid(…)` literals.
-    /// - Throws: ``Realm/Error`` with code ``Realm/Error/Code/invalidQuery`` whose message says
+    /// - Throws: ``RealmError`` with code ``RealmError/Code/invalidQuery`` whose message says
     ///   what is wrong and at which byte offset ("unknown property 'wordCont' on Article at
     ///   offset 0"). Unlike RealmSwift, a bad query never stops the process.
     public func filter(_ predicateFormat: String, _ args: Any...) throws -> Results<Element> {

@@ -26,12 +26,12 @@ public struct ObjectId: Sendable, Hashable, Comparable, Codable, CustomStringCon
     }
 
     /// Parses 24 hexadecimal digits.
-    /// - Throws: ``Realm/Error`` with code ``Realm/Error/Code/invalidValue`` for anything else.
+    /// - Throws: ``RealmError`` with code ``RealmError/Code/invalidValue`` for anything else.
     public init(string: String) throws {
         switch ObjectId.parse(string) {
         case .success(let id): self = id
         case .failure(let problem):
-            throw Realm.Error(.invalidValue, "Invalid ObjectId string '\(string)': \(problem.reason)")
+            throw RealmError(.invalidValue, "Invalid ObjectId string '\(string)': \(problem.reason)")
         }
     }
 

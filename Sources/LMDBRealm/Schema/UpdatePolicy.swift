@@ -1,6 +1,6 @@
 /// What `add` does when an object with the same primary key is already stored.
 public enum UpdatePolicy: Sendable {
-    /// Throw ``Realm/Error/Code/primaryKeyExists`` (the default).
+    /// Throw ``RealmError/Code/primaryKeyExists`` (the default).
     case error
     /// Overwrite the stored object's properties that differ.
     case modified

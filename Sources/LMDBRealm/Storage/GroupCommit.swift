@@ -156,7 +156,7 @@ final class GroupCommitter: @unchecked Sendable {
         do {
             txn = try Transaction(environment: file.environment, readOnly: false)
         } catch {
-            let error = Realm.Error(error, url: file.url, doing: "Cannot begin a write to")
+            let error = RealmError(error, url: file.url, doing: "Cannot begin a write to")
             while let member = next() { member.fail(error) }
             return
         }
@@ -179,7 +179,7 @@ final class GroupCommitter: @unchecked Sendable {
             result = .success(())
         } catch {
             file.announcer.unstage(version: version)
-            result = .failure(Realm.Error(error, url: file.url, doing: "Cannot commit a write to"))
+            result = .failure(RealmError(error, url: file.url, doing: "Cannot commit a write to"))
         }
         for member in members { member.complete(result) }
         TestHooks.groupCommit?(.membersResumed)

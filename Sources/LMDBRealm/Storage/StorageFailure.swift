@@ -2,7 +2,7 @@ import Foundation
 internal import LMDBKit
 
 /// A failure of the file underneath (an LMDB or operating-system error), classified for the
-/// layers above Storage, which do not see LMDBKit: `Realm.Error` is made from it.
+/// layers above Storage, which do not see LMDBKit: `RealmError` is made from it.
 struct StorageFailure {
     enum Kind {
         case fileNotFound, permissionDenied, invalidDatabase, incompatibleVersion
@@ -29,5 +29,40 @@ struct StorageFailure {
         case LMDBError.optionsConflict: kind = .optionsConflict
         default: kind = .other
         }
+    }
+}
+
+extension RealmError {
+    /// `error` as a ``RealmError``: itself if it is one, translated if it came from the file
+    /// underneath (an I/O error otherwise), its message saying `what` was being done to `url`.
+    init(_ error: any Error, url: URL, doing what: String) {
+        if let error = error as? RealmError {
+            self = error
+            return
+        }
+        let failure = StorageFailure(error)
+        let code: Code
+        var detail = failure?.reason ?? "\(error)"
+        switch failure?.kind {
+        case .fileNotFound: code = .fileNotFound
+        case .permissionDenied: code = .filePermissionDenied
+        case .invalidDatabase:
+            code = .invalidDatabase
+            detail = "not a valid LMDBRealm file (\(detail))"
+        case .incompatibleVersion: code = .incompatibleVersion
+        case .mapFull:
+            code = .mapFull
+            detail = "the file reached its maximum size (Realm.Configuration.maximumFileSize)"
+        case .readersFull:
+            code = .tooManyReaders
+            detail = "every reader slot is in use (Realm.Configuration.maximumNumberOfReaders)"
+        case .noSpace: code = .noSpace
+        case .badValueSize: code = .invalidValue
+        case .optionsConflict:
+            code = .fileAccess
+            detail = "the file is already open in this process with a different configuration"
+        case .other, nil: code = .fileAccess
+        }
+        self.init(code, "\(what) '\(url.path)': \(detail)", fileURL: url)
     }
 }

@@ -48,13 +48,22 @@ final class StoreFile: @unchecked Sendable {
     // nonisolated(unsafe): `registry` is only read or written while `registryLock` is held.
     private struct Weak { weak var file: StoreFile? }
 
-    /// The shared state of the file `configuration` names, opening the file if this process
-    /// has not.
+    /// What opening a file needs: where it is, and how the realm's configuration opens it.
+    struct Options {
+        var url: URL
+        var readOnly = false
+        /// The largest the file may grow, in bytes (the map is reserved at this size).
+        var maximumFileSize: Int
+        /// How many read transactions may be open on the file at once, in all processes.
+        var maximumNumberOfReaders: Int
+    }
+
+    /// The shared state of the file `options` name, opening the file if this process has not.
     /// `makeAnnouncer` makes the file's ``CommitAnnouncer`` when this call loads the file.
     static func open(
-        _ configuration: Realm.Configuration, announcer makeAnnouncer: (StoreFile) -> any CommitAnnouncer
+        _ configuration: Options, announcer makeAnnouncer: (StoreFile) -> any CommitAnnouncer
     ) throws -> StoreFile {
-        let url = configuration.resolvedFileURL
+        let url = configuration.url
         return try registryLock.withLock {
             let environment = try openEnvironment(configuration, url: url)
             if let file = registry[environment.path]?.file { return file }
@@ -65,21 +74,21 @@ final class StoreFile: @unchecked Sendable {
         }
     }
 
-    private static func openEnvironment(_ configuration: Realm.Configuration, url: URL) throws -> Environment {
+    private static func openEnvironment(_ configuration: Options, url: URL) throws -> Environment {
         let path = url.path
         let fm = FileManager.default
         var isDirectory: ObjCBool = false
         let exists = fm.fileExists(atPath: path, isDirectory: &isDirectory)
         if exists && isDirectory.boolValue {
-            throw Realm.Error(.fileAccess, "Unable to open a realm at path '\(path)': it is a directory", fileURL: url)
+            throw RealmError(.fileAccess, "Unable to open a realm at path '\(path)': it is a directory", fileURL: url)
         }
         if !exists && configuration.readOnly {
-            throw Realm.Error(
+            throw RealmError(
                 .fileNotFound, "Unable to open a realm at path '\(path)': the file does not exist and the configuration is read-only",
                 fileURL: url)
         }
         if exists, try fileSize(url) == 0 {
-            throw Realm.Error(
+            throw RealmError(
                 .invalidDatabase, "Unable to open a realm at path '\(path)': the file is empty (0 bytes), not an LMDBRealm file",
                 fileURL: url)
         }
@@ -96,14 +105,14 @@ final class StoreFile: @unchecked Sendable {
         do {
             environment = try Environment.open(path: path, options: options)
         } catch let error as LMDBError {
-            throw Realm.Error(error, url: url, doing: "Unable to open a realm at path")
+            throw RealmError(error, url: url, doing: "Unable to open a realm at path")
         }
         // A file cut short after LMDB wrote it would fault when a missing page is touched.
         let info = environment.info()
         let size = try fileSize(url)
         let needed = (info.lastPageNumber + 1) * info.pageSize
         if size < needed {
-            throw Realm.Error(
+            throw RealmError(
                 .invalidDatabase,
                 "Unable to open a realm at path '\(path)': the file is truncated (\(size) bytes, its pages need \(needed))",
                 fileURL: url)
@@ -117,7 +126,7 @@ final class StoreFile: @unchecked Sendable {
             let attributes = try FileManager.default.attributesOfItem(atPath: url.path)
             return (attributes[.size] as? NSNumber)?.intValue ?? 0
         } catch {
-            throw Realm.Error(
+            throw RealmError(
                 .fileAccess, "Unable to open a realm at path '\(url.path)': cannot read its size (\(error.localizedDescription))",
                 fileURL: url)
         }
@@ -133,7 +142,7 @@ final class StoreFile: @unchecked Sendable {
                     try txn.withCursor(on: Database.main) { try $0.first() }
                 }
                 if foreign || readOnly {
-                    throw Realm.Error(
+                    throw RealmError(
                         .invalidDatabase,
                         "Unable to open a realm at path '\(path)': it is \(foreign ? "an LMDB file of another program" : "an empty LMDB file"), not an LMDBRealm file",
                         fileURL: url)
@@ -147,15 +156,15 @@ final class StoreFile: @unchecked Sendable {
                 catalog = try environment.database(named: catalogName)
             }
             guard let meta, let catalog else {
-                throw Realm.Error(.invalidDatabase, "Unable to open a realm at path '\(path)': its catalog is missing", fileURL: url)
+                throw RealmError(.invalidDatabase, "Unable to open a realm at path '\(path)': its catalog is missing", fileURL: url)
             }
             let tables = try environment.read { txn -> [Table] in
                 let format = try txn.get(formatKey, in: meta) { Array($0) }
                 guard let format else {
-                    throw Realm.Error(.invalidDatabase, "Unable to open a realm at path '\(path)': no format version recorded", fileURL: url)
+                    throw RealmError(.invalidDatabase, "Unable to open a realm at path '\(path)': no format version recorded", fileURL: url)
                 }
                 guard format == formatVersion else {
-                    throw Realm.Error(
+                    throw RealmError(
                         .incompatibleVersion,
                         "Unable to open a realm at path '\(path)': its format '\(String(decoding: format, as: UTF8.self))' is not '\(String(decoding: formatVersion, as: UTF8.self))'",
                         fileURL: url)
@@ -167,7 +176,7 @@ final class StoreFile: @unchecked Sendable {
                 }
                 return try schemas.map { schema -> Table in
                     guard let db = try environment.database(named: Table.databaseName(for: schema.className)) else {
-                        throw Realm.Error(
+                        throw RealmError(
                             .invalidDatabase, "Unable to open a realm at path '\(path)': the table of class '\(schema.className)' is missing",
                             fileURL: url)
                     }
@@ -177,7 +186,7 @@ final class StoreFile: @unchecked Sendable {
             }
             return StoreFile(environment: environment, url: url, readOnly: readOnly, meta: meta, catalog: catalog, tables: tables)
         } catch let error as LMDBError {
-            throw Realm.Error(error, url: url, doing: "Unable to open a realm at path")
+            throw RealmError(error, url: url, doing: "Unable to open a realm at path")
         }
     }
 
@@ -185,7 +194,7 @@ final class StoreFile: @unchecked Sendable {
         do {
             return try JSONDecoder().decode(ObjectSchema.self, from: Data(bytes))
         } catch {
-            throw Realm.Error(
+            throw RealmError(
                 .invalidDatabase, "Unable to open a realm at path '\(url.path)': the stored schema of class '\(name)' is damaged",
                 fileURL: url)
         }

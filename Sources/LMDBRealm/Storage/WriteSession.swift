@@ -31,7 +31,7 @@ final class WriteBuffers {
 /// `beginWrite` (or in a group commit's turn) and ends it by ``commit()``, ``commitNested()``
 /// or ``abort()``. Every change goes through ``changed()``, the one place the observer hears
 /// that lent bytes may be stale. Errors are thrown as they come from the file (LMDB's), or as
-/// ``Refusal`` for values the file cannot take; the realm maps both to `Realm.Error`.
+/// ``Refusal`` for values the file cannot take; the realm maps both to `RealmError`.
 final class WriteSession {
     /// A value the file cannot take.
     enum Refusal: Error {
