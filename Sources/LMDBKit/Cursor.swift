@@ -13,49 +13,54 @@ import Foundation
 ///
 /// The forms without a closure only move, and say whether the cursor stands on an entry.
 public struct Cursor: ~Copyable {
-    let unsafe: UnsafeCursor
+    @usableFromInline let unsafe: UnsafeCursor
 
     /// One key/value pair under the cursor, lent to a closure. Its bytes point into the memory
     /// map: they must not be stored or used outside the closure.
     public struct Entry {
         public let key: UnsafeRawBufferPointer
         public let value: UnsafeRawBufferPointer
+
+        @usableFromInline init(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+            self.key = key
+            self.value = value
+        }
     }
 
     init(transaction: UnsafeTransaction, dbi: UInt32) throws {
         unsafe = try UnsafeCursor(transaction: transaction, dbi: dbi)
     }
 
-    @inline(__always)
-    private func lend<R>(_ entry: UnsafeCursor.Entry?, _ body: (Entry) throws -> R) rethrows -> R? {
+    @inlinable @inline(__always)
+    func lend<R>(_ entry: UnsafeCursor.Entry?, _ body: (Entry) throws -> R) rethrows -> R? {
         guard let entry else { return nil }
         return try body(Entry(key: entry.key, value: entry.value))
     }
 
     /// Moves to the first entry (`MDB_FIRST`) and lends it to `body`.
-    public func first<R>(_ body: (Entry) throws -> R) throws -> R? { try lend(unsafe.first(), body) }
+    @inlinable public func first<R>(_ body: (Entry) throws -> R) throws -> R? { try lend(unsafe.first(), body) }
     /// Moves to the last entry (`MDB_LAST`) and lends it to `body`.
-    public func last<R>(_ body: (Entry) throws -> R) throws -> R? { try lend(unsafe.last(), body) }
+    @inlinable public func last<R>(_ body: (Entry) throws -> R) throws -> R? { try lend(unsafe.last(), body) }
     /// Moves to the next entry (`MDB_NEXT`; from an unpositioned cursor, to the first) and
     /// lends it to `body`.
-    public func next<R>(_ body: (Entry) throws -> R) throws -> R? { try lend(unsafe.next(), body) }
+    @inlinable public func next<R>(_ body: (Entry) throws -> R) throws -> R? { try lend(unsafe.next(), body) }
     /// Moves to the previous entry (`MDB_PREV`; from an unpositioned cursor, to the last) and
     /// lends it to `body`.
-    public func previous<R>(_ body: (Entry) throws -> R) throws -> R? { try lend(unsafe.previous(), body) }
+    @inlinable public func previous<R>(_ body: (Entry) throws -> R) throws -> R? { try lend(unsafe.previous(), body) }
     /// Moves to the next key, skipping the other values of this one (`MDB_NEXT_NODUP`).
-    public func nextKey<R>(_ body: (Entry) throws -> R) throws -> R? { try lend(unsafe.nextKey(), body) }
+    @inlinable public func nextKey<R>(_ body: (Entry) throws -> R) throws -> R? { try lend(unsafe.nextKey(), body) }
     /// Moves to the previous key, to its last value (`MDB_PREV_NODUP`).
-    public func previousKey<R>(_ body: (Entry) throws -> R) throws -> R? { try lend(unsafe.previousKey(), body) }
+    @inlinable public func previousKey<R>(_ body: (Entry) throws -> R) throws -> R? { try lend(unsafe.previousKey(), body) }
     /// Moves to the first value of the current key (`MDB_FIRST_DUP`).
-    public func firstValue<R>(_ body: (Entry) throws -> R) throws -> R? { try lend(unsafe.firstValue(), body) }
+    @inlinable public func firstValue<R>(_ body: (Entry) throws -> R) throws -> R? { try lend(unsafe.firstValue(), body) }
     /// Moves to the next value of the current key (`MDB_NEXT_DUP`).
-    public func nextValue<R>(_ body: (Entry) throws -> R) throws -> R? { try lend(unsafe.nextValue(), body) }
+    @inlinable public func nextValue<R>(_ body: (Entry) throws -> R) throws -> R? { try lend(unsafe.nextValue(), body) }
     /// Moves to the first key not less than `key` (`MDB_SET_RANGE`) and lends its entry to `body`.
-    public func seek<R>(atLeast key: UnsafeRawBufferPointer, _ body: (Entry) throws -> R) throws -> R? {
+    @inlinable public func seek<R>(atLeast key: UnsafeRawBufferPointer, _ body: (Entry) throws -> R) throws -> R? {
         try lend(unsafe.seek(atLeast: key), body)
     }
     /// Moves to `key` exactly (`MDB_SET_KEY`) and lends its entry to `body`.
-    public func seek<R>(exactly key: UnsafeRawBufferPointer, _ body: (Entry) throws -> R) throws -> R? {
+    @inlinable public func seek<R>(exactly key: UnsafeRawBufferPointer, _ body: (Entry) throws -> R) throws -> R? {
         try lend(unsafe.seek(exactly: key), body)
     }
 
@@ -106,15 +111,15 @@ public struct Cursor: ~Copyable {
 /// the end of the transaction" — so in a read transaction an entry stays valid after the
 /// cursor moves on, until the transaction ends or is reset; in a write transaction, until the
 /// next change. ``Cursor`` is the public form, which lends each entry to a closure.
-package struct UnsafeCursor: ~Copyable {
+@usableFromInline package struct UnsafeCursor: ~Copyable {
     let handle: OpaquePointer
     let transaction: UnsafeTransaction
 
     /// One key/value pair under the cursor, pointing into the memory map (valid as the type's
     /// documentation says).
-    package struct Entry {
-        package var key: UnsafeRawBufferPointer
-        package var value: UnsafeRawBufferPointer
+    @usableFromInline package struct Entry {
+        @usableFromInline package var key: UnsafeRawBufferPointer
+        @usableFromInline package var value: UnsafeRawBufferPointer
     }
 
     /// The corresponding LMDB function is `mdb_cursor_open`.
@@ -145,25 +150,25 @@ package struct UnsafeCursor: ~Copyable {
     }
 
     /// Moves to the first entry (`MDB_FIRST`).
-    package func first() throws -> Entry? { try move(MDB_FIRST) }
+    @usableFromInline package func first() throws -> Entry? { try move(MDB_FIRST) }
     /// Moves to the last entry (`MDB_LAST`).
-    package func last() throws -> Entry? { try move(MDB_LAST) }
+    @usableFromInline package func last() throws -> Entry? { try move(MDB_LAST) }
     /// Moves to the next entry (`MDB_NEXT`); from an unpositioned cursor, to the first.
-    package func next() throws -> Entry? { try move(MDB_NEXT) }
+    @usableFromInline package func next() throws -> Entry? { try move(MDB_NEXT) }
     /// Moves to the previous entry (`MDB_PREV`); from an unpositioned cursor, to the last.
-    package func previous() throws -> Entry? { try move(MDB_PREV) }
+    @usableFromInline package func previous() throws -> Entry? { try move(MDB_PREV) }
     /// Moves to the next key, skipping the other values of this one (`MDB_NEXT_NODUP`).
-    package func nextKey() throws -> Entry? { try move(MDB_NEXT_NODUP) }
+    @usableFromInline package func nextKey() throws -> Entry? { try move(MDB_NEXT_NODUP) }
     /// Moves to the previous key, to its last value (`MDB_PREV_NODUP`).
-    package func previousKey() throws -> Entry? { try move(MDB_PREV_NODUP) }
+    @usableFromInline package func previousKey() throws -> Entry? { try move(MDB_PREV_NODUP) }
     /// Moves to the first value of the current key (`MDB_FIRST_DUP`).
-    package func firstValue() throws -> Entry? { try move(MDB_FIRST_DUP) }
+    @usableFromInline package func firstValue() throws -> Entry? { try move(MDB_FIRST_DUP) }
     /// Moves to the next value of the current key (`MDB_NEXT_DUP`).
-    package func nextValue() throws -> Entry? { try move(MDB_NEXT_DUP) }
+    @usableFromInline package func nextValue() throws -> Entry? { try move(MDB_NEXT_DUP) }
     /// Moves to the first key not less than `key` (`MDB_SET_RANGE`).
-    package func seek(atLeast key: UnsafeRawBufferPointer) throws -> Entry? { try move(MDB_SET_RANGE, key: key) }
+    @usableFromInline package func seek(atLeast key: UnsafeRawBufferPointer) throws -> Entry? { try move(MDB_SET_RANGE, key: key) }
     /// Moves to `key` exactly (`MDB_SET_KEY`).
-    package func seek(exactly key: UnsafeRawBufferPointer) throws -> Entry? { try move(MDB_SET_KEY, key: key) }
+    @usableFromInline package func seek(exactly key: UnsafeRawBufferPointer) throws -> Entry? { try move(MDB_SET_KEY, key: key) }
 
     /// The number of values of the current key in a `duplicateSort` database
     /// (`mdb_cursor_count`).

@@ -121,7 +121,7 @@ import LMDBKit
             try txn.withCursor(on: bySection) { cursor in
                 var s = section
                 return try s.withUTF8 { k in
-                    try cursor.seek(exactly: UnsafeRawBufferPointer(k)) == nil ? 0 : cursor.valueCount()
+                    try cursor.seek(exactly: UnsafeRawBufferPointer(k)) { _ in () } == nil ? 0 : cursor.valueCount()
                 }
             }
         }
@@ -132,11 +132,13 @@ import LMDBKit
             try txn.withCursor(on: byDate) { cursor in
                 var sum = 0
                 var taken = 0
-                var entry = try cursor.last()
-                while let e = entry, taken < 100 {
+                func add(_ e: Cursor.Entry) {
                     sum &+= Int(Int64(bigEndian: e.value.loadUnaligned(as: Int64.self)))
                     taken += 1
-                    entry = try cursor.previous()
+                }
+                var more = try cursor.last(add) != nil
+                while more, taken < 100 {
+                    more = try cursor.previous(add) != nil
                 }
                 return sum
             }
@@ -146,17 +148,21 @@ import LMDBKit
     func updateAll() throws {
         try env.write { txn in
             try txn.withCursor(on: articles) { cursor in
+                var key: [UInt8] = []
                 var value: [UInt8] = []
-                var entry = try cursor.first()
-                while let e = entry {
-                    let key = Array(e.key)
+                func copy(_ e: Cursor.Entry) {
+                    key.removeAll(keepingCapacity: true)
+                    key.append(contentsOf: e.key)
                     value.removeAll(keepingCapacity: true)
                     value.append(contentsOf: e.value)
+                }
+                var more = try cursor.first(copy) != nil
+                while more {
                     let at = value.count - 8
                     let wordCount = value.withUnsafeBytes { Int64(littleEndian: $0.loadUnaligned(fromByteOffset: at, as: Int64.self)) }
                     value.withUnsafeMutableBytes { $0.storeBytes(of: (wordCount + 1).littleEndian, toByteOffset: at, as: Int64.self) }
                     try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in try cursor.put(v, forKey: k) } }
-                    entry = try cursor.next()
+                    more = try cursor.next(copy) != nil
                 }
             }
         }
