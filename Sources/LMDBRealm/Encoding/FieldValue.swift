@@ -13,6 +13,8 @@ func decodeValue(_ field: UnsafeRawBufferPointer, type: PropertyType) -> any Sen
     case .date: Date._rlmDecode(field)
     case .decimal: Decimal._rlmDecode(field)
     case .data: Data._rlmDecode(field)
+    // A link: the target's key, which tells one target from another.
+    case .object: Data(field)
     }
 }
 

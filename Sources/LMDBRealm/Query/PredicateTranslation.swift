@@ -183,7 +183,7 @@ extension PropertyType {
     var isOrdered: Bool {
         switch self {
         case .int, .float, .double, .decimal, .string, .date: true
-        case .bool, .data, .uuid, .objectId: false
+        case .bool, .data, .uuid, .objectId, .object: false
         }
     }
 

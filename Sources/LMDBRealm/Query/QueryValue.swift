@@ -34,6 +34,8 @@ enum QueryValue: Sendable, Hashable, CustomStringConvertible {
         case .uuid: self = .uuid(UUID._rlmDecode(field))
         case .objectId: self = .objectId(ObjectId._rlmDecode(field))
         case .decimal: self = .decimal(Decimal._rlmDecode(field))
+        // A link as the target's key.
+        case .object: self = .data(Data(field))
         }
     }
 
@@ -149,6 +151,7 @@ extension PropertyType {
         case .uuid: "UUID"
         case .objectId: "ObjectId"
         case .decimal: "Decimal"
+        case .object: "Object"
         }
     }
 }

@@ -32,7 +32,11 @@ extension Realm {
             return
         }
         let binding = try binding(for: type(of: object), create: true)!
-        try insert(object, binding: binding, update: update)
+        if binding.classInfo.links.isEmpty {
+            try insert(object, binding: binding, update: update)
+        } else {
+            try insertGraph(object, binding: binding, update: update)
+        }
     }
 
     /// Adds every object of `objects`, as ``add(_:update:)`` does each.
@@ -41,7 +45,7 @@ extension Realm {
     }
 
     /// Stores `object` through the write session and makes it a managed accessor.
-    private func insert(_ object: Object, binding: TableBinding, update: UpdatePolicy) throws {
+    func insert(_ object: Object, binding: TableBinding, update: UpdatePolicy) throws {
         let key: ObjectKey
         do {
             key = try session!.insert(object, binding: binding, update: update)
@@ -196,7 +200,7 @@ extension Realm {
     }
 
     /// The object stored under `key`, or `nil`.
-    private func lookUp(_ binding: TableBinding, key: UnsafeRawBufferPointer) -> Object? {
+    func lookUp(_ binding: TableBinding, key: UnsafeRawBufferPointer) -> Object? {
         guard key.count <= file.maximumKeySize else { return nil }
         guard let found = record(of: binding.table, key: key, in: readView()) else { return nil }
         return makeObject(binding, key: key, record: found)

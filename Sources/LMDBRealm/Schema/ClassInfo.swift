@@ -24,6 +24,8 @@ final class ClassInfo: @unchecked Sendable {
     /// Indexed by column.
     let fields: [Field]
     let primaryKeyColumn: Int?
+    /// The declared columns that are to-one links, with the class each points to.
+    let links: [(column: Int, target: Object.Type)]
 
     private init(type: Object.Type) {
         self.type = type
@@ -45,9 +47,13 @@ final class ClassInfo: @unchecked Sendable {
         var columns = [(column: Int, property: Property, field: Field)]()
         for f in found {
             let (column, options) = f.accessor.columnAndOptions(at: base + f.offset)
+            let target = f.accessor.linkTarget
+            require(
+                f.accessor.valueType != .object || target != nil,
+                "The to-one link '\(className).\(f.name)' must be optional: declare it as '\(f.accessor.declaredTypeName)?'")
             let property = Property(
                 name: f.name, type: f.accessor.valueType, isOptional: f.accessor.valueIsOptional,
-                isIndexed: options & 2 != 0, isPrimary: options & 1 != 0)
+                isIndexed: options & 2 != 0, isPrimary: options & 1 != 0, objectClassName: target?.className())
             columns.append((Int(column), property, Field(offset: f.offset + f.accessor.valueOffset, accessor: f.accessor)))
         }
         withExtendedLifetime(prototype) {}
@@ -63,6 +69,7 @@ final class ClassInfo: @unchecked Sendable {
         self.schema = ObjectSchema(className: className, properties: properties)
         self.fields = columns.map(\.field)
         self.primaryKeyColumn = keys.first
+        self.links = columns.compactMap { c in c.field.accessor.linkTarget.map { (c.column, $0) } }
     }
 
     // MARK: - Key paths
@@ -116,7 +123,7 @@ final class ClassInfo: @unchecked Sendable {
         case .double, .date: bytes = withUnsafeBytes(of: (123_456_789.125 + Double(column)).bitPattern.littleEndian) { Array($0) }
         case .string: bytes = Array("mArKeR\u{2603}\(column)".utf8)
         case .decimal: bytes = Array("\(7_000_000_000 + column).25".utf8)
-        case .data: bytes = Array("marker \(column)".utf8)
+        case .data, .object: bytes = Array("marker \(column)".utf8)
         case .uuid: bytes = (0..<16).map { UInt8(truncatingIfNeeded: 0xA5 &+ $0 &+ column) }
         case .objectId: bytes = (0..<12).map { UInt8(truncatingIfNeeded: 0x5A &+ $0 &+ column) }
         }

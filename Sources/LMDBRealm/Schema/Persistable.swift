@@ -16,10 +16,44 @@ public protocol _Persistable {
     static func _rlmDecode(_ field: UnsafeRawBufferPointer?) -> Self
     /// Lends the value's record bytes to `body`; `nil` for a null.
     func _rlmWithBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R
+    /// Reads the value of declared column `column` of a managed `object`.
+    static func _rlmGet(_ object: Object, column: Int32) -> Self
+    /// Writes `value` into declared column `column` of a managed `object`.
+    static func _rlmSet(_ object: Object, column: Int32, _ value: Self)
+}
+
+extension _Persistable {
+    // Inlined into each model's accessors: a property read is one field decode, as before
+    // links existed.
+    @inlinable @inline(__always)
+    public static func _rlmGet(_ object: Object, column: Int32) -> Self {
+        _rlmDecode(object._readField(column))
+    }
+    @inlinable @inline(__always)
+    public static func _rlmSet(_ object: Object, column: Int32, _ value: Self) {
+        object._writeField(column, value)
+    }
 }
 
 /// A non-optional persistable type; `Optional` of one is persistable too.
-public protocol _PersistableNonOptional: _Persistable {}
+public protocol _PersistableNonOptional: _Persistable {
+    /// Reads the optional value of declared column `column` of a managed `object`.
+    static func _rlmGetOptional(_ object: Object, column: Int32) -> Self?
+    /// Writes the optional `value` into declared column `column` of a managed `object`.
+    static func _rlmSetOptional(_ object: Object, column: Int32, _ value: Self?)
+}
+
+extension _PersistableNonOptional {
+    @inlinable @inline(__always)
+    public static func _rlmGetOptional(_ object: Object, column: Int32) -> Self? {
+        guard let field = object._readField(column) else { return nil }
+        return _rlmDecode(field)
+    }
+    @inlinable @inline(__always)
+    public static func _rlmSetOptional(_ object: Object, column: Int32, _ value: Self?) {
+        object._writeField(column, value)
+    }
+}
 
 /// A type that can be a primary key: `String`, `Int`, `Int64` (and the other integer widths),
 /// `UUID`, `ObjectId`, and their optionals.
@@ -194,6 +228,14 @@ extension Optional: _Persistable where Wrapped: _PersistableNonOptional {
     public static var _rlmType: PropertyType { Wrapped._rlmType }
     public static var _rlmOptional: Bool { true }
     public static var _rlmDefaultValue: Wrapped? { nil }
+    @inlinable @inline(__always)
+    public static func _rlmGet(_ object: Object, column: Int32) -> Wrapped? {
+        Wrapped._rlmGetOptional(object, column: column)
+    }
+    @inlinable @inline(__always)
+    public static func _rlmSet(_ object: Object, column: Int32, _ value: Wrapped?) {
+        Wrapped._rlmSetOptional(object, column: column, value)
+    }
     @inlinable
     public static func _rlmDecode(_ field: UnsafeRawBufferPointer?) -> Wrapped? {
         guard let field else { return nil }

@@ -64,13 +64,13 @@ public struct Persisted<Value: _Persistable> {
     ) -> Value {
         @inline(__always) get {
             if object._isManaged {
-                return Value._rlmDecode(object._readField(object[keyPath: storageKeyPath].column))
+                return Value._rlmGet(object, column: object[keyPath: storageKeyPath].column)
             }
             return object[keyPath: storageKeyPath].value
         }
         @inline(__always) set {
             if object._isManaged {
-                object._writeField(object[keyPath: storageKeyPath].column, newValue)
+                Value._rlmSet(object, column: object[keyPath: storageKeyPath].column, newValue)
             } else {
                 object[keyPath: storageKeyPath].value = newValue
             }
@@ -123,6 +123,16 @@ protocol PersistedField {
     static func withValueBytes<R>(at value: UnsafeRawPointer, _ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R
     /// Appends the value at `value` to `writer` (the non-generic fast path of `add`).
     static func encodeValue(at value: UnsafeRawPointer, into writer: RecordWriter)
+    /// The class a to-one link points to; `nil` for any other property.
+    static var linkTarget: Object.Type? { get }
+    /// The property's Swift type, as declared.
+    static var declaredTypeName: String { get }
+    /// The object a to-one link at `value` holds (on an unmanaged object), or `nil`.
+    static func linkedObject(at value: UnsafeRawPointer) -> Object?
+    /// Lets go of the object a to-one link at `value` holds: once its object is managed, the
+    /// link lives in the record, and a graph with cycles would otherwise keep itself (and
+    /// its realm) alive.
+    static func releaseLink(at value: UnsafeMutableRawPointer)
 }
 
 extension Persisted: PersistedField {
@@ -142,5 +152,17 @@ extension Persisted: PersistedField {
 
     static func encodeValue(at value: UnsafeRawPointer, into writer: RecordWriter) {
         value.assumingMemoryBound(to: Value.self).pointee._rlmWithBytes { writer.append($0) }
+    }
+
+    static var linkTarget: Object.Type? { (Value.self as? any LinkValue.Type)?.targetType }
+    static var declaredTypeName: String { String(describing: Value.self) }
+
+    static func linkedObject(at value: UnsafeRawPointer) -> Object? {
+        value.assumingMemoryBound(to: Value.self).pointee as? Object
+    }
+
+    static func releaseLink(at value: UnsafeMutableRawPointer) {
+        guard linkTarget != nil else { return }
+        value.assumingMemoryBound(to: Value.self).pointee = Value._rlmDefaultValue
     }
 }

@@ -12,6 +12,8 @@ public enum PropertyType: String, Sendable, Codable, Hashable, CaseIterable {
     case uuid
     case objectId
     case decimal
+    /// A link to an object of another (or the same) class: stored as the target's key.
+    case object
 
     /// The number of bytes a value of this kind takes in a record, or `nil` if it varies.
     var fixedSize: Int? {
@@ -21,7 +23,7 @@ public enum PropertyType: String, Sendable, Codable, Hashable, CaseIterable {
         case .float: 4
         case .uuid: 16
         case .objectId: 12
-        case .string, .data, .decimal: nil
+        case .string, .data, .decimal, .object: nil
         }
     }
 
@@ -46,9 +48,23 @@ public struct Property: Sendable, Codable, Hashable, CustomStringConvertible {
     public let isIndexed: Bool
     /// Whether the property is the class's primary key.
     public let isPrimary: Bool
+    /// The class a link (``PropertyType/object``) points to; `nil` for every other kind.
+    public let objectClassName: String?
+
+    init(name: String, type: PropertyType, isOptional: Bool, isIndexed: Bool, isPrimary: Bool, objectClassName: String? = nil) {
+        self.name = name
+        self.type = type
+        self.isOptional = isOptional
+        self.isIndexed = isIndexed
+        self.isPrimary = isPrimary
+        self.objectClassName = objectClassName
+    }
+
+    /// The kind as a model declares it: the kind's name, or the linked class's.
+    var typeName: String { objectClassName ?? type.rawValue }
 
     public var description: String {
-        "\(name): \(type.rawValue)\(isOptional ? "?" : "")\(isPrimary ? " (primary key)" : "")\(isIndexed ? " (indexed)" : "")"
+        "\(name): \(typeName)\(isOptional ? "?" : "")\(isPrimary ? " (primary key)" : "")\(isIndexed ? " (indexed)" : "")"
     }
 }
 
@@ -87,8 +103,8 @@ public struct ObjectSchema: Sendable, Codable, Hashable, CustomStringConvertible
         }
         for p in declared.properties {
             guard let old = stored[p.name] else { continue }
-            if old.type != p.type {
-                lines.append("Property '\(className).\(p.name)' has been changed from '\(old.type.rawValue)' to '\(p.type.rawValue)'.")
+            if old.type != p.type || old.objectClassName != p.objectClassName {
+                lines.append("Property '\(className).\(p.name)' has been changed from '\(old.typeName)' to '\(p.typeName)'.")
             }
             if old.isOptional != p.isOptional {
                 lines.append(

@@ -306,7 +306,7 @@ struct FieldOrder {
             let (l, r) = (Decimal._rlmDecode(x), Decimal._rlmDecode(y))
             if l.isNaN || r.isNaN { return l.isNaN ? (r.isNaN ? 0 : -1) : 1 }
             return l < r ? -1 : (l > r ? 1 : 0)
-        case .bool, .string, .data, .uuid, .objectId:
+        case .bool, .string, .data, .uuid, .objectId, .object:
             return ByteOrder.compare(x, y)
         }
     }

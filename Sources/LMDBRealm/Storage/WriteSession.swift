@@ -475,7 +475,7 @@ final class WriteSession {
         let properties = table.schema.properties.map {
             Property(
                 name: $0.name, type: $0.type, isOptional: $0.isOptional,
-                isIndexed: wanted.contains($0.name) && !$0.isPrimary, isPrimary: $0.isPrimary)
+                isIndexed: wanted.contains($0.name) && !$0.isPrimary, isPrimary: $0.isPrimary, objectClassName: $0.objectClassName)
         }
         let schema = ObjectSchema(className: table.className, properties: properties)
         var indexes: [Int: Database] = [:]

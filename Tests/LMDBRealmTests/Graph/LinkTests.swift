@@ -1,0 +1,182 @@
+import Foundation
+import LMDBRealm
+import TestSupport
+import Testing
+
+final class Writer: Object {
+    @Persisted(primaryKey: true) var id: String
+    @Persisted var name: String
+}
+
+final class Story: Object {
+    @Persisted(primaryKey: true) var id: String
+    @Persisted var title: String
+    @Persisted var byline: Writer?
+    @Persisted var editor: Writer?
+
+    convenience init(_ id: String, title: String = "", byline: Writer? = nil) {
+        self.init()
+        self.id = id
+        self.title = title
+        self.byline = byline
+    }
+}
+
+extension Writer {
+    convenience init(_ id: String, _ name: String) {
+        self.init()
+        self.id = id
+        self.name = name
+    }
+}
+
+/// Objects without a primary key that link to their own class.
+final class Peer: Object {
+    @Persisted var name: String
+    @Persisted var friend: Peer?
+}
+
+func linkConfiguration(_ dir: URL) -> Realm.Configuration {
+    makeConfiguration(dir, types: [Story.self, Writer.self, Peer.self])
+}
+
+@Suite struct LinkTests {
+    @Test func addingAnObjectAddsTheUnmanagedObjectsItLinksTo() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: linkConfiguration(dir))
+            let ada = Writer("w1", "Ada")
+            let story = Story("s1", title: "Engines", byline: ada)
+            try realm.write { try realm.add(story) }
+            #expect(ada.realm != nil, "the linked object is managed now")
+            #expect(realm.objects(Writer.self).count == 1)
+            let stored = try #require(realm.object(ofType: Story.self, forPrimaryKey: "s1"))
+            #expect(stored.byline?.name == "Ada")
+            #expect(stored.byline?.id == "w1")
+            #expect(stored.editor == nil)
+            #expect(stored.objectSchema["byline"]?.objectClassName == "Writer")
+            #expect(stored.objectSchema["byline"]?.type == .object)
+            #expect(stored.objectSchema["byline"]?.isOptional == true)
+            #expect("\(stored.objectSchema["byline"]!)" == "byline: Writer?")
+        }
+    }
+
+    @Test func managedTargetsAreLinkedNotCopied() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: linkConfiguration(dir))
+            let ada = Writer("w1", "Ada")
+            try realm.write { try realm.add(ada) }
+            let shared = Writer("w2", "Grace")
+            try realm.write {
+                try realm.add(Story("s1", byline: ada))
+                try realm.add(Story("s2", byline: shared))
+                // The same unmanaged writer, added with the first story, is managed by now.
+                try realm.add(Story("s3", byline: shared))
+            }
+            #expect(realm.objects(Writer.self).count == 2)
+            try realm.write { ada.name = "Ada L." }
+            #expect(realm.object(ofType: Story.self, forPrimaryKey: "s1")?.byline?.name == "Ada L.")
+            #expect(realm.objects(Story.self).map { $0.byline?.id } == ["w1", "w2", "w2"])
+        }
+    }
+
+    @Test func settingALinkStoresUnlinksAndAddsUnmanagedTargets() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: linkConfiguration(dir))
+            let story = Story("s1")
+            try realm.write { try realm.add(story) }
+            #expect(story.byline == nil)
+            try realm.write { story.byline = Writer("w1", "Ada") }
+            #expect(story.byline?.name == "Ada")
+            #expect(realm.objects(Writer.self).count == 1)
+            let grace = Writer("w2", "Grace")
+            try realm.write {
+                story.byline = grace
+                story.editor = grace
+                #expect(story.byline?.name == "Grace", "seen inside the write")
+            }
+            #expect(story.editor?.id == "w2")
+            try realm.write { story.byline = nil }
+            #expect(story.byline == nil)
+            #expect(story.editor?.id == "w2")
+            #expect(realm.objects(Writer.self).count == 2, "unlinking deletes nothing")
+        }
+    }
+
+    @Test func aLinkedObjectsTakenPrimaryKeyFollowsThePolicy() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: linkConfiguration(dir))
+            try realm.write { try realm.add(Writer("w1", "Ada")) }
+            do {
+                try realm.write { try realm.add(Story("s1", byline: Writer("w1", "Someone else"))) }
+                Issue.record("the write committed")
+            } catch let error as Realm.Error {
+                #expect(error.code == .primaryKeyExists)
+            }
+            #expect(realm.objects(Story.self).isEmpty, "the failed write is rolled back")
+            #expect(realm.object(ofType: Writer.self, forPrimaryKey: "w1")?.name == "Ada")
+
+            try realm.write { try realm.add(Story("s1", byline: Writer("w1", "Ada Lovelace")), update: .modified) }
+            #expect(realm.objects(Writer.self).count == 1)
+            #expect(realm.object(ofType: Story.self, forPrimaryKey: "s1")?.byline?.name == "Ada Lovelace")
+
+            // A setter that cannot add its target fails the write, and the commit says why.
+            let story = realm.object(ofType: Story.self, forPrimaryKey: "s1")!
+            do {
+                try realm.write { story.editor = Writer("w1", "Duplicate") }
+                Issue.record("the write committed")
+            } catch let error as Realm.Error {
+                #expect(error.code == .primaryKeyExists)
+            }
+            #expect(story.editor == nil)
+        }
+    }
+
+    @Test func cyclesAreStoredWithBothEnds() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: linkConfiguration(dir))
+            let a = Peer()
+            a.name = "a"
+            let b = Peer()
+            b.name = "b"
+            a.friend = b
+            b.friend = a
+            let loner = Peer()
+            loner.name = "self"
+            loner.friend = loner
+            try realm.write {
+                try realm.add(a)
+                try realm.add(loner)
+            }
+            #expect(realm.objects(Peer.self).count == 3)
+            #expect(a.friend?.name == "b")
+            #expect(a.friend?.friend?.name == "a")
+            #expect(loner.friend?.friend?.name == "self")
+        }
+    }
+
+    @Test func aLinkToADeletedObjectReadsNil() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: linkConfiguration(dir))
+            let story = Story("s1", byline: Writer("w1", "Ada"))
+            try realm.write { try realm.add(story) }
+            try realm.write { realm.delete(story.byline!) }
+            #expect(story.byline == nil)
+            #expect(realm.objects(Writer.self).isEmpty)
+        }
+    }
+
+    @Test func linksSurviveReopeningAndAreSeenByOtherHandles() throws {
+        try withTemporaryDirectory { dir in
+            do {
+                let realm = try Realm(configuration: linkConfiguration(dir))
+                try realm.write { try realm.add(Story("s1", title: "Engines", byline: Writer("w1", "Ada"))) }
+                let other = try Realm(configuration: linkConfiguration(dir))
+                #expect(other.object(ofType: Story.self, forPrimaryKey: "s1")?.byline?.name == "Ada")
+            }
+            let reopened = try Realm(configuration: linkConfiguration(dir))
+            let story = try #require(reopened.object(ofType: Story.self, forPrimaryKey: "s1"))
+            #expect(story.byline?.name == "Ada")
+            #expect(story.title == "Engines")
+        }
+    }
+}
