@@ -138,7 +138,7 @@ extension Realm {
         // Every index is emptied: the entries not yet written need not be.
         session!.discardPendingIndexEntries()
         do {
-            for table in try allTables() { try session!.removeObjects(nil, from: table) }
+            for table in try allTables() { try session!.removeObjects(nil, from: table, nullifyingLinks: false) }
         } catch {
             recordWriteFailure(error, doing: "Cannot delete all objects of")
         }

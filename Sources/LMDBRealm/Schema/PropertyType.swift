@@ -60,6 +60,10 @@ public struct Property: Sendable, Codable, Hashable, CustomStringConvertible {
         self.objectClassName = objectClassName
     }
 
+    /// Whether the property has an index database: a declared secondary index, or a link,
+    /// whose index is its backlinks (the target's key → the keys of the objects linking to it).
+    var hasIndex: Bool { (isIndexed && !isPrimary) || type == .object }
+
     /// The kind as a model declares it: the kind's name, or the linked class's.
     var typeName: String { objectClassName ?? type.rawValue }
 
@@ -78,8 +82,8 @@ public struct ObjectSchema: Sendable, Codable, Hashable, CustomStringConvertible
     /// The primary-key property, if the class has one.
     public var primaryKeyProperty: Property? { properties.first { $0.isPrimary } }
 
-    /// The names of the indexed properties.
-    var indexedNames: Set<String> { Set(properties.filter { $0.isIndexed && !$0.isPrimary }.map(\.name)) }
+    /// The names of the properties with an index database (declared indexes and links).
+    var indexedNames: Set<String> { Set(properties.filter(\.hasIndex).map(\.name)) }
 
     /// The property called `name`, if there is one.
     public subscript(name: String) -> Property? { properties.first { $0.name == name } }

@@ -31,7 +31,7 @@ extension Table {
         of schema: ObjectSchema, _ open: (String, Bool) throws -> Database?
     ) throws -> [Int: Database] {
         var indexes: [Int: Database] = [:]
-        for (column, property) in schema.properties.enumerated() where property.isIndexed && !property.isPrimary {
+        for (column, property) in schema.properties.enumerated() where property.hasIndex {
             if let db = try open(indexDatabaseName(className: schema.className, property: property.name), true) {
                 indexes[column] = db
             }

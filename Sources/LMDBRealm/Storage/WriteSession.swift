@@ -301,7 +301,10 @@ final class WriteSession {
     /// Removes objects of `table` with their index entries: every object (`keys` nil: the
     /// table and its indexes are emptied) or those with the listed keys (keys not stored are
     /// passed over). Every deletion of objects goes through here.
-    func removeObjects(_ keys: [ObjectKey]?, from table: Table) throws {
+    ///
+    /// Links to the removed objects are set to null, unless `nullifyingLinks` is false (every
+    /// table is being emptied).
+    func removeObjects(_ keys: [ObjectKey]?, from table: Table, nullifyingLinks: Bool = true) throws {
         changed()
         let changes = changeLog?.changes(for: table)
         // The index entries still buffered are written first: those of the objects removed go
@@ -313,16 +316,19 @@ final class WriteSession {
             for index in table.indexes.values { try txn.empty(index.dbi) }
             table.writeState = WriteTableState()
             changes?.cleared = true
+            if nullifyingLinks { try nullifyLinks(to: table, removed: nil) }
             return
         }
         // Each record is found with a cursor, its index keys read from it, and it is deleted
         // where the cursor stands: one B-tree descent per object. Its index entries are removed
         // afterwards, sorted, so that each index is walked in order.
         var entries = PendingIndexEntries()
+        var removed: [ObjectKey] = []
         let cursor = try UnsafeCursor(transaction: txn, dbi: table.database.dbi)
         for key in keys {
             try key.withBytes { key in
                 guard let found = try cursor.seek(exactly: key) else { return }
+                removed.append(ObjectKey(key))
                 let record = found.value
                 table.checkRecord(record, in: file)
                 for column in table.indexedColumns {
@@ -336,6 +342,67 @@ final class WriteSession {
             }
         }
         try entries.drain { dbi, key, value in _ = try txn.delete(dbi, key: key, value: value) }
+        if nullifyingLinks && !removed.isEmpty { try nullifyLinks(to: table, removed: removed) }
+    }
+
+    // MARK: - Links
+
+    /// The link columns, in every class of the file, that point to objects of `className`.
+    private func linkColumns(to className: String) throws -> [(table: Table, column: Int)] {
+        var found: [(table: Table, column: Int)] = []
+        for name in try view.classNames(in: file) {
+            guard let table = try findTable(named: name) else { continue }
+            for (column, property) in table.schema.properties.enumerated() where property.objectClassName == className {
+                found.append((table, column))
+            }
+        }
+        return found
+    }
+
+    /// Sets to null every link to the objects `removed` from `target` (`nil`: to any object of
+    /// it), found through the links' indexes: no record is scanned.
+    private func nullifyLinks(to target: Table, removed: [ObjectKey]?) throws {
+        let sources = try linkColumns(to: target.className)
+        guard !sources.isEmpty else { return }
+        // The index entries still buffered are written first, so the indexes are complete.
+        try flushIndexEntries()
+        let txn = view.transaction
+        let removedSet = removed.map(Set.init)
+        for (source, column) in sources {
+            guard let index = source.indexes[column] else { continue }
+            // The objects linking to a removed one, collected before anything changes.
+            var linking = Set<ObjectKey>()
+            let cursor = try UnsafeCursor(transaction: txn, dbi: index.dbi)
+            if let removed {
+                var probe: [UInt8] = []
+                for key in removed {
+                    probe.removeAll(keepingCapacity: true)
+                    key.withBytes { source.appendIndexKey($0, column: column, to: &probe) }
+                    var entry = try probe.withUnsafeBytes { try cursor.seek(exactly: $0) }
+                    while let e = entry {
+                        linking.insert(ObjectKey(e.value))
+                        entry = try cursor.nextValue()
+                    }
+                }
+            } else {
+                var null: [UInt8] = []
+                source.appendIndexKey(nil, column: column, to: &null)
+                try cursor.forEach { key, value in
+                    if !key.elementsEqual(null) { linking.insert(ObjectKey(value)) }
+                    return true
+                }
+            }
+            for key in linking {
+                try key.withBytes { k in
+                    guard let record = try txn.get(source.database.dbi, key: k) else { return }
+                    source.checkRecord(record, in: file)
+                    guard let field = source.field(record.baseAddress!, size: record.count, column: column, in: file) else { return }
+                    // An index key cut short may name objects linking to another target.
+                    if let removedSet, !removedSet.contains(ObjectKey(field)) { return }
+                    try replaceField(of: key, record: record, in: source, storedColumn: column, with: nil)
+                }
+            }
+        }
     }
 
     // MARK: - Index entries
@@ -475,13 +542,14 @@ final class WriteSession {
         let properties = table.schema.properties.map {
             Property(
                 name: $0.name, type: $0.type, isOptional: $0.isOptional,
-                isIndexed: wanted.contains($0.name) && !$0.isPrimary, isPrimary: $0.isPrimary, objectClassName: $0.objectClassName)
+                isIndexed: wanted.contains($0.name) && !$0.isPrimary && $0.type != .object, isPrimary: $0.isPrimary,
+                objectClassName: $0.objectClassName)
         }
         let schema = ObjectSchema(className: table.className, properties: properties)
         var indexes: [Int: Database] = [:]
         for (column, property) in properties.enumerated() {
             let name = Table.indexDatabaseName(className: table.className, property: property.name)
-            if property.isIndexed {
+            if property.hasIndex {
                 if let existing = table.indexes[column] {
                     indexes[column] = existing
                 } else if let db = try transaction?.createDatabase(named: name, flags: .duplicateSort) {

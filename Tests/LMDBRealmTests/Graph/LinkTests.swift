@@ -1,5 +1,5 @@
 import Foundation
-import LMDBRealm
+@_spi(Testing) import LMDBRealm
 import TestSupport
 import Testing
 
@@ -154,14 +154,66 @@ func linkConfiguration(_ dir: URL) -> Realm.Configuration {
         }
     }
 
-    @Test func aLinkToADeletedObjectReadsNil() throws {
+    @Test func deletingAnObjectNullifiesEveryLinkToIt() throws {
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: linkConfiguration(dir))
-            let story = Story("s1", byline: Writer("w1", "Ada"))
-            try realm.write { try realm.add(story) }
-            try realm.write { realm.delete(story.byline!) }
-            #expect(story.byline == nil)
-            #expect(realm.objects(Writer.self).isEmpty)
+            let ada = Writer("w1", "Ada")
+            let grace = Writer("w2", "Grace")
+            let first = Story("s1", byline: ada)
+            first.editor = ada
+            let second = Story("s2", byline: ada)
+            second.editor = grace
+            try realm.write {
+                try realm.add(first)
+                try realm.add(second)
+            }
+            try realm.write { realm.delete(ada) }
+            #expect(first.byline == nil && first.editor == nil && second.byline == nil)
+            #expect(second.editor?.name == "Grace", "links to other objects stay")
+            // An object added later under the same key is not linked by the old links.
+            try realm.write { try realm.add(Writer("w1", "Someone new")) }
+            #expect(first.byline == nil && second.byline == nil)
+            #expect(realm.indexProblems() == [])
+
+            // Deleting through results, and a whole class: every link to them is gone.
+            try realm.write {
+                first.byline = realm.object(ofType: Writer.self, forPrimaryKey: "w1")
+                realm.delete(realm.objects(Writer.self).where { $0.name == "Grace" })
+            }
+            #expect(second.editor == nil)
+            #expect(first.byline?.name == "Someone new")
+            try realm.write { realm.delete(realm.objects(Writer.self)) }
+            #expect(first.byline == nil)
+            #expect(realm.objects(Story.self).count == 2, "the linking objects stay")
+            #expect(realm.indexProblems() == [])
+        }
+    }
+
+    @Test func deletingALinkingObjectOrALinkToItselfLeavesTheIndexesConsistent() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: linkConfiguration(dir))
+            let a = Peer()
+            a.name = "a"
+            let b = Peer()
+            b.name = "b"
+            a.friend = b
+            b.friend = a
+            let loner = Peer()
+            loner.name = "self"
+            loner.friend = loner
+            try realm.write {
+                try realm.add(a)
+                try realm.add(loner)
+            }
+            try realm.write {
+                realm.delete(a)
+                realm.delete(loner)
+            }
+            #expect(b.friend == nil)
+            #expect(realm.objects(Peer.self).map(\.name) == ["b"])
+            #expect(realm.indexProblems() == [])
+            try realm.write { realm.deleteAll() }
+            #expect(realm.indexProblems() == [])
         }
     }
 
