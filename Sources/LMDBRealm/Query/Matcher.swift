@@ -10,6 +10,11 @@ protocol QueryContext: AnyObject {
     var file: StoreFile { get }
     /// A managed accessor for the object stored under `key`, with its record.
     func makeObject(_ binding: TableBinding, key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer) -> Object
+    /// The binding of a class links point to, or `nil` if the file has no such class yet.
+    func bindingForReading(_ type: Object.Type) -> TableBinding?
+    /// The record of the object of `table` stored under `key` in the version being queried,
+    /// checked, or `nil`.
+    func linkedRecord(of table: Table, key: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer?
 }
 
 /// Compiles ``QueryNode``s against one table's stored schema.
@@ -36,6 +41,7 @@ struct QueryCompiler {
     }
 
     func compile(_ node: QueryNode) -> Matcher {
+        if let path = node.property, path.contains(".") { return throughLink(node, path: path) }
         switch node {
         case .constant(let value):
             return { _, _ in value }
@@ -65,6 +71,36 @@ struct QueryCompiler {
             let realm = realm
             let binding = binding
             return { k, r in block(realm.makeObject(binding, key: k, record: r)) }
+        }
+    }
+
+    // MARK: - Through links
+
+    /// A test of a property reached through a to-one link (`byline.name`): each record's link
+    /// is followed and the target's record tested; a null link, or a target that is gone,
+    /// tests as if the property were null (Realm's rule).
+    private func throughLink(_ node: QueryNode, path: String) -> Matcher {
+        let dot = path.firstIndex(of: ".")!
+        let head = String(path[..<dot])
+        let rest = node.withProperty(String(path[path.index(after: dot)...]))
+        let whenNull = rest.outcomeForNull
+        let column = column(head)
+        let declared = binding.classInfo.schema.properties.firstIndex { $0.name == head }
+        guard let target = binding.classInfo.links.first(where: { $0.column == declared })?.target,
+            let targetBinding = realm.bindingForReading(target)
+        else {
+            return { _, _ in whenNull }
+        }
+        let inner = QueryCompiler(table: targetBinding.table, binding: targetBinding, realm: realm).compile(rest)
+        let table = table
+        let targetTable = targetBinding.table
+        let realm = realm
+        let file = realm.file
+        return { _, r in
+            guard let key = table.field(r.baseAddress!, size: r.count, column: column, in: file),
+                let record = realm.linkedRecord(of: targetTable, key: key)
+            else { return whenNull }
+            return inner(key, record)
         }
     }
 
@@ -118,7 +154,7 @@ struct QueryCompiler {
         case (.bool, .bool(let b)):
             let v: UInt8 = b ? 1 : 0
             return make { UInt8($0.first ?? 0 != 0 ? 1 : 0).compare(op, v) }
-        case (.uuid, .uuid), (.objectId, .objectId), (.data, .data):
+        case (.uuid, .uuid), (.objectId, .objectId), (.data, .data), (.object, .data):
             let bytes = value.rawBytes
             return make { ByteOrder.compare($0, bytes).compare(op, 0) }
         case (.uuid, .string(let s)):
@@ -338,5 +374,37 @@ extension Double: StoredScalar {
     @inline(__always)
     static func load(_ field: UnsafeRawPointer) -> Double {
         Double(bitPattern: UInt64(littleEndian: field.loadUnaligned(as: UInt64.self)))
+    }
+}
+
+extension QueryNode {
+    /// The property a leaf test reads; `nil` for other nodes.
+    var property: String? {
+        switch self {
+        case .comparison(let property, _, _, _), .between(let property, _, _), .membership(let property, _),
+            .stringMatch(let property, _, _, _):
+            property
+        default: nil
+        }
+    }
+
+    /// This leaf test on the property `name` instead.
+    func withProperty(_ name: String) -> QueryNode {
+        switch self {
+        case .comparison(_, let op, let value, let options): .comparison(property: name, op: op, value: value, options: options)
+        case .between(_, let lower, let upper): .between(property: name, lower: lower, upper: upper)
+        case .membership(_, let values): .membership(property: name, values: values)
+        case .stringMatch(_, let op, let pattern, let options): .stringMatch(property: name, op: op, pattern: pattern, options: options)
+        default: self
+        }
+    }
+
+    /// What this leaf test gives for a null value.
+    var outcomeForNull: Bool {
+        switch self {
+        case .comparison(_, let op, let value, _): value == .null ? op == .equal : op == .notEqual
+        case .membership(_, let values): values.contains(.null)
+        default: false
+        }
     }
 }

@@ -113,7 +113,7 @@ private struct Parser {
 
     /// `Int 'wordCount'`: a property's Swift type and name.
     func describe(_ property: Property) -> String {
-        "\(property.type.swiftName) '\(property.name)'"
+        "\(property.objectClassName ?? property.type.swiftName) '\(property.name)'"
     }
 
     /// `'text'`, cut after 40 characters.
@@ -323,11 +323,31 @@ private struct Parser {
         }
     }
 
+    /// The property `name` names: one of the class's, or a key path through to-one links
+    /// (`byline.name`), whose property may be null wherever a link on the way is.
     func property(named name: String, at offset: Int) throws(RealmError) -> Property {
-        guard let property = schema[name] else {
-            throw error("unknown property '\(name)' on \(schema.className) at offset \(offset)")
+        var names = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        var schema = schema
+        let last = names.removeLast()
+        for link in names {
+            guard let property = schema[link] else {
+                throw error("unknown property '\(link)' on \(schema.className) at offset \(offset)")
+            }
+            guard property.type == .object, let className = property.objectClassName,
+                let target = ClassInfo.named(className)?.schema
+            else {
+                throw error(
+                    "'\(link)' in key path '\(name)' is \(describe(property)), not a link to follow, at offset \(offset)")
+            }
+            schema = target
         }
-        return property
+        guard let property = schema[last] else {
+            throw error("unknown property '\(last)' on \(schema.className) at offset \(offset)")
+        }
+        guard !names.isEmpty else { return property }
+        return Property(
+            name: name, type: property.type, isOptional: true, isIndexed: false, isPrimary: false,
+            objectClassName: property.objectClassName)
     }
 
     /// A `%@` argument that must be a single value.

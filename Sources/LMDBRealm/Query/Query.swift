@@ -53,6 +53,20 @@ extension Query where T: Object {
     }
 }
 
+extension Query {
+    /// The property `keyPath` reads on the object a to-one link points to, as in
+    /// `$0.byline.name == "Ada"`. Where the link is `nil` the property counts as `nil`.
+    /// - Precondition: `keyPath` names a `@Persisted` property of the linked class.
+    public subscript<Target: Object, V: _Persistable>(dynamicMember keyPath: KeyPath<Target, V>) -> Query<V>
+    where T == Target? {
+        let info = ClassInfo.of(Target.self)
+        guard let name = info.propertyName(for: keyPath) else {
+            fatalError("\(keyPath) is not a persisted property of \(info.schema.className)")
+        }
+        return Query<V>(.property(name: propertyName + "." + name))
+    }
+}
+
 // MARK: - Comparisons
 
 extension Query where T: _Persistable {

@@ -97,7 +97,8 @@ struct QueryPlanner {
         switch node {
         case .comparison(let property, _, _, _), .between(let property, _, _), .membership(let property, _),
             .stringMatch(let property, _, _, _):
-            return compiler.column(property)
+            // Through a link, the link's own column is read first.
+            return compiler.column(String(property.prefix { $0 != "." }))
         case .and(let children), .or(let children):
             return children.first.flatMap(firstColumn)
         case .not(let child):
@@ -192,6 +193,7 @@ extension QueryValue {
         case (.string(let v), .string): Array(v.utf8)
         case (.date(let v), .date): withUnsafeBytes(of: v.timeIntervalSinceReferenceDate.bitPattern.littleEndian) { Array($0) }
         case (.uuid, .uuid), (.objectId, .objectId): rawBytes
+        case (.data(let key), .object): Array(key)
         case (.string(let s), .uuid): UUID(uuidString: s).map { u in withUnsafeBytes(of: u.uuid) { Array($0) } }
         case (.string(let s), .objectId): ObjectId(parsing: s).map { o in withUnsafeBytes(of: o.bytes) { Array($0) } }
         default: nil

@@ -69,6 +69,10 @@ enum QueryValue: Sendable, Hashable, CustomStringConvertible {
         case let v as UUID: self = .uuid(v)
         case let v as ObjectId: self = .objectId(v)
         case let v as Decimal: self = .decimal(v)
+        case let v as Object:
+            // A link's value: the object's key. Only a stored object has one.
+            guard v.realm != nil else { return nil }
+            self = .data(v._key.withBytes { Data($0) })
         case let v as NSNull:
             _ = v
             self = .null
@@ -127,6 +131,7 @@ enum QueryValue: Sendable, Hashable, CustomStringConvertible {
         case (.decimal, .int), (.decimal, .double), (.decimal, .float), (.decimal, .decimal): true
         case (.string, .string): true
         case (.data, .data): true
+        case (.data, .object): true  // an object's key (see init(any:))
         case (.date, .date): true
         case (.double, .date), (.int, .date): true  // seconds since the reference date
         case (.uuid, .uuid): true

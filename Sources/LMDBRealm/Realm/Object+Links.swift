@@ -43,6 +43,14 @@ extension Object {
 }
 
 extension Realm {
+    /// The record of the object of `table` stored under `key`, checked, or `nil` (for queries
+    /// that follow links).
+    func linkedRecord(of table: Table, key: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        guard key.count <= file.maximumKeySize, let record = record(of: table, key: key, in: readView()) else { return nil }
+        checkRecord(record, of: table)
+        return record
+    }
+
     /// The object of class `type` stored under `key`, or `nil`.
     func linkedObject(_ type: Object.Type, key: UnsafeRawBufferPointer) -> Object? {
         guard let binding = bindingForReading(type) else { return nil }

@@ -92,7 +92,10 @@ final class ClassInfo: @unchecked Sendable {
             if reads.count == 1, let persistable = value as? any _Persistable {
                 let column = Int(reads[0])
                 let marker = markers[column]
-                let same = persistable._rlmWithBytes { $0.map { $0.elementsEqual(marker) } ?? false }
+                // A link's read returns no object (none can be made without a realm): its one
+                // read, of a link column, names it.
+                let isLink = schema.properties[column].type == .object
+                let same = persistable._rlmWithBytes { $0.map { $0.elementsEqual(marker) } ?? isLink }
                 if same && Swift.type(of: persistable)._rlmType == schema.properties[column].type {
                     name = schema.properties[column].name
                 }
@@ -158,10 +161,18 @@ final class ClassInfo: @unchecked Sendable {
         lock.unlock()
         // Discovered outside the lock: the prototype's initialiser is user code.
         let info = ClassInfo(type: type)
-        return lock.withLock {
+        let cached = lock.withLock {
             if let existing = cache[id] { return existing }
             cache[id] = info
             return info
         }
+        // The classes it links to are known too, so that queries can follow its links.
+        for link in cached.links where link.target != type { _ = of(link.target) }
+        return cached
+    }
+
+    /// The discovered class stored under `className`, if any.
+    static func named(_ className: String) -> ClassInfo? {
+        lock.withLock { cache.values.first { $0.schema.className == className } }
     }
 }

@@ -6,6 +6,7 @@ import Testing
 final class Writer: Object {
     @Persisted(primaryKey: true) var id: String
     @Persisted var name: String
+    @Persisted var age: Int?
 }
 
 final class Story: Object {
@@ -229,6 +230,64 @@ func linkConfiguration(_ dir: URL) -> Realm.Configuration {
             let story = try #require(reopened.object(ofType: Story.self, forPrimaryKey: "s1"))
             #expect(story.byline?.name == "Ada")
             #expect(story.title == "Engines")
+        }
+    }
+
+    @Test func queriesFollowToOneLinks() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: linkConfiguration(dir))
+            var generator = SystemRandomNumberGenerator()
+            try realm.write {
+                let writers = (0..<12).map { i in
+                    let w = Writer("w\(i)", i == 5 ? "" : "W\(i % 7)")
+                    w.age = i % 4 == 0 ? nil : 20 + i * 3
+                    return w
+                }
+                for i in 0..<300 {
+                    let story = Story("s\(1000 + i)", title: "t\(i % 9)")
+                    story.byline = Int.random(in: 0..<5, using: &generator) == 0 ? nil : writers.randomElement(using: &generator)
+                    story.editor = Bool.random(using: &generator) ? writers.randomElement(using: &generator) : nil
+                    try realm.add(story, update: .modified)
+                }
+                // Links to deleted writers are null.
+                realm.delete(realm.objects(Writer.self).where { $0.id == "w3" || $0.id == "w8" })
+            }
+            let all = Array(realm.objects(Story.self))
+            let ada = realm.object(ofType: Writer.self, forPrimaryKey: "w2")!
+            func check(_ format: String, _ args: Any..., where expected: (Story) -> Bool, sourceLocation: SourceLocation = #_sourceLocation) throws {
+                let found = try realm.objects(Story.self).filter(format, argumentArray: args).map(\.id)
+                #expect(found == all.filter(expected).map(\.id), "\(format)", sourceLocation: sourceLocation)
+            }
+            try check("byline == nil", where: { $0.byline == nil })
+            try check("byline != nil", where: { $0.byline != nil })
+            try check("byline == %@", ada, where: { $0.byline?.id == "w2" })
+            try check("byline != %@", ada, where: { $0.byline?.id != "w2" })
+            try check("byline.name == 'W3'", where: { $0.byline?.name == "W3" })
+            try check("byline.name != 'W3'", where: { $0.byline?.name != "W3" })
+            try check("byline.name == nil", where: { $0.byline == nil })
+            try check("byline.name BEGINSWITH 'W1'", where: { $0.byline?.name.hasPrefix("W1") == true })
+            try check("byline.age > 35", where: { ($0.byline?.age ?? 0) > 35 })
+            try check("byline.age == nil", where: { $0.byline?.age == nil })
+            try check("byline.age BETWEEN {30, 40}", where: { (30...40).contains($0.byline?.age ?? -1) })
+            try check("editor.name IN {'W1', 'W2'}", where: { ["W1", "W2"].contains($0.editor?.name ?? "-") })
+            try check("byline.id == 'w4' AND title == 't2'", where: { $0.byline?.id == "w4" && $0.title == "t2" })
+            try check("NOT (byline.name == 'W1') OR editor == nil", where: { $0.byline?.name != "W1" || $0.editor == nil })
+
+            // The DSL reaches through links the same way.
+            #expect(realm.objects(Story.self).where { $0.byline.name == "W3" }.map(\.id) == all.filter { $0.byline?.name == "W3" }.map(\.id))
+            #expect(realm.objects(Story.self).where { $0.byline == nil }.count == all.filter { $0.byline == nil }.count)
+            #expect(realm.objects(Story.self).where { $0.editor == ada }.map(\.id) == all.filter { $0.editor?.id == "w2" }.map(\.id))
+            #expect(realm.objects(Story.self).where { $0.byline.age > 35 }.count == all.filter { ($0.byline?.age ?? 0) > 35 }.count)
+        }
+    }
+
+    @Test func aKeyPathThroughSomethingOtherThanALinkIsRefused() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: linkConfiguration(dir))
+            #expect(throws: Realm.Error.self) { _ = try realm.objects(Story.self).filter("title.count == 2") }
+            #expect(throws: Realm.Error.self) { _ = try realm.objects(Story.self).filter("byline.nickname == 'x'") }
+            #expect(throws: Realm.Error.self) { _ = try realm.objects(Story.self).filter("byline > nil") }
+            #expect(throws: Realm.Error.self) { _ = try realm.objects(Story.self).filter("byline.name == editor.name") }
         }
     }
 }
