@@ -331,7 +331,7 @@ private struct Parser {
         let last = names.removeLast()
         for link in names {
             guard let property = schema[link] else {
-                throw error("unknown property '\(link)' on \(schema.className) at offset \(offset)")
+                throw error("unknown property '\(link)' in key path '\(name)' on \(schema.className) at offset \(offset)")
             }
             guard property.type == .object, let className = property.objectClassName,
                 let target = ClassInfo.named(className)?.schema
@@ -342,7 +342,8 @@ private struct Parser {
             schema = target
         }
         guard let property = schema[last] else {
-            throw error("unknown property '\(last)' on \(schema.className) at offset \(offset)")
+            let path = names.isEmpty ? "" : " in key path '\(name)'"
+            throw error("unknown property '\(last)'\(path) on \(schema.className) at offset \(offset)")
         }
         guard !names.isEmpty else { return property }
         return Property(

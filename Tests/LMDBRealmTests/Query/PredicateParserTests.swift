@@ -306,7 +306,7 @@ private let oidText = "0123456789abcdef01234567"
         ("section == 'é' AND x == 1", "unknown property 'x' on Article at offset 20"),
         ("wordCount == 1 AND éa == 2", "unknown property 'éa' on Article at offset 19"),
         ("sectión == 'x'", "unknown property 'sectión' on Article at offset 0"),
-        ("author.name == 'x'", "unknown property 'author.name' on Article at offset 0"),
+        ("author.name == 'x'", "unknown property 'author' in key path 'author.name' on Article at offset 0"),
         ("#in == 1", "unknown property 'in' on Article at offset 0"),
         ("section == 5", "cannot compare String 'section' with Int at offset 11"),
         ("wordCount == 'abc'", "cannot compare Int 'wordCount' with String at offset 13"),
