@@ -33,12 +33,16 @@ extension Results {
     public func sorted<S: Sequence>(by descriptors: S) -> Results<Element> where S.Element == SortDescriptor {
         core.realm.checkThread()
         let descriptors = Array(descriptors)
-        if let binding = core.resolveBinding() {
-            for d in descriptors { _ = core.realm.storedColumn(d.keyPath, of: binding.table, for: "sort") }
-        } else {
-            for d in descriptors where core.info.schema[d.keyPath] == nil {
+        for d in descriptors {
+            guard let property = core.info.property(atKeyPath: d.keyPath) else {
                 fatalError("Cannot sort on key path '\(d.keyPath)': property '\(core.info.schema.className).\(d.keyPath)' not found.")
             }
+            require(
+                property.type != .object,
+                "Cannot sort on key path '\(d.keyPath)': sorting is only supported on properties of value kinds, not links")
+        }
+        if let binding = core.resolveBinding() {
+            for d in descriptors where !d.keyPath.contains(".") { _ = core.realm.storedColumn(d.keyPath, of: binding.table, for: "sort") }
         }
         return Results(core: core.appending(.sort(descriptors)))
     }
@@ -53,6 +57,9 @@ extension Results {
         let names = Array(keyPaths)
         for name in names where core.info.schema[name] == nil {
             fatalError("Cannot distinct on key path '\(name)': property '\(core.info.schema.className).\(name)' not found.")
+        }
+        for name in names {
+            require(core.info.schema[name]!.type != .object, "Cannot distinct on key path '\(name)': it is a link")
         }
         return Results(core: core.appending(.distinct(names)))
     }

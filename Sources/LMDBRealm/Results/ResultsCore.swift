@@ -225,19 +225,81 @@ final class ResultsCore {
         entries.sort { a, b in a.key.withBytes { x in b.key.withBytes { y in ByteOrder.compare(x, y) < 0 } } }
     }
 
-    /// A stable sort of `entries` by `descriptors`.
+    /// A stable sort of `entries` by `descriptors`. Keys through links are read once per
+    /// object before sorting; an object whose link is `nil` sorts as a `nil` value (first
+    /// when ascending).
     private func sort(by descriptors: [SortDescriptor], table: Table) {
-        let orders = descriptors.map { d in
-            (FieldOrder(table: table, column: realm.storedColumn(d.keyPath, of: table, for: "sort"), file: realm.file), d.ascending)
+        enum Order {
+            case field(FieldOrder)
+            case linked(values: [[UInt8]?], type: PropertyType)
         }
         let generation = realm.generation
+        let orders: [(Order, Bool)] = descriptors.map { d in
+            guard d.keyPath.contains(".") else {
+                return (.field(FieldOrder(table: table, column: realm.storedColumn(d.keyPath, of: table, for: "sort"), file: realm.file)), d.ascending)
+            }
+            let (values, type) = valuesThroughLinks(d.keyPath, generation: generation)
+            return (.linked(values: values, type: type), d.ascending)
+        }
         entries = entries.enumerated().sorted { a, b in
             for (order, ascending) in orders {
-                let c = a.element.record.read(at: generation) { x in b.element.record.read(at: generation) { y in order.compare(x, y) } }
+                let c: Int
+                switch order {
+                case .field(let order):
+                    c = a.element.record.read(at: generation) { x in b.element.record.read(at: generation) { y in order.compare(x, y) } }
+                case .linked(let values, let type):
+                    switch (values[a.offset], values[b.offset]) {
+                    case (nil, nil): c = 0
+                    case (nil, _): c = -1
+                    case (_, nil): c = 1
+                    case (let x?, let y?): c = x.withUnsafeBytes { x in y.withUnsafeBytes { y in FieldOrder.compare(x, y, type) } }
+                    }
+                }
                 if c != 0 { return ascending ? c < 0 : c > 0 }
             }
             return a.offset < b.offset
         }.map(\.element)
+    }
+
+    /// For each entry, the bytes of the property `path` reaches through to-one links (`nil`
+    /// where a link on the way is `nil` or its target is gone), and the property's kind.
+    private func valuesThroughLinks(_ path: String, generation: UInt64) -> (values: [[UInt8]?], type: PropertyType) {
+        var names = path.split(separator: ".").map(String.init)
+        let last = names.removeLast()
+        var binding = self.binding!
+        var steps: [(column: Int, table: Table)] = []
+        var reachable = true
+        for name in names {
+            let declared = binding.classInfo.schema.properties.firstIndex { $0.name == name }!
+            let target = binding.classInfo.links.first { $0.column == declared }!.target
+            let column = realm.storedColumn(name, of: binding.table, for: "sort")
+            guard let next = realm.bindingForReading(target) else {
+                reachable = false
+                break
+            }
+            steps.append((column, next.table))
+            binding = next
+        }
+        let type = ClassInfo.of(binding.classInfo.type).schema[last]!.type
+        guard reachable else { return (Array(repeating: nil, count: entries.count), type) }
+        let column = realm.storedColumn(last, of: binding.table, for: "sort")
+        let file = realm.file
+        let first = self.binding!.table
+        let values: [[UInt8]?] = entries.map { entry in
+            entry.record.read(at: generation) { record -> [UInt8]? in
+                var record = record
+                var current = first
+                for step in steps {
+                    guard let key = current.field(record.baseAddress!, size: record.count, column: step.column, in: file),
+                        let next = realm.linkedRecord(of: step.table, key: key)
+                    else { return nil }
+                    record = next
+                    current = step.table
+                }
+                return current.field(record.baseAddress!, size: record.count, column: column, in: file).map(Array.init)
+            }
+        }
+        return (values, type)
     }
 
     /// Keeps the first object of each combination of values of `names`.

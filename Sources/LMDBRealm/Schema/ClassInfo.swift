@@ -171,6 +171,21 @@ final class ClassInfo: @unchecked Sendable {
         return cached
     }
 
+    /// The property a key path names: one of the class's, or one reached through to-one links
+    /// (`byline.name`); `nil` if a name on the way is unknown or not a link.
+    func property(atKeyPath path: String) -> Property? {
+        var names = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        let last = names.removeLast()
+        var info = self
+        for name in names {
+            guard let declared = info.schema.properties.firstIndex(where: { $0.name == name }),
+                let target = info.links.first(where: { $0.column == declared })?.target
+            else { return nil }
+            info = ClassInfo.of(target)
+        }
+        return info.schema[last]
+    }
+
     /// The discovered class stored under `className`, if any.
     static func named(_ className: String) -> ClassInfo? {
         lock.withLock { cache.values.first { $0.schema.className == className } }

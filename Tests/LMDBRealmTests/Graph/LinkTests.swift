@@ -290,4 +290,28 @@ func linkConfiguration(_ dir: URL) -> Realm.Configuration {
             #expect(throws: Realm.Error.self) { _ = try realm.objects(Story.self).filter("byline.name == editor.name") }
         }
     }
+
+    @Test func resultsSortThroughLinksWithNilFirst() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: linkConfiguration(dir))
+            try realm.write {
+                let names = ["Cleo", "Ada", "Bea"]
+                for (i, name) in names.enumerated() {
+                    let w = Writer("w\(i)", name)
+                    w.age = [40, nil, 30][i]
+                    try realm.add(Story("s\(i)", title: "t", byline: w))
+                }
+                try realm.add(Story("s9", title: "u"))
+                try realm.add(Story("s8", title: "t", byline: Writer("gone", "Zed")))
+                realm.delete(realm.object(ofType: Writer.self, forPrimaryKey: "gone")!)
+            }
+            let stories = realm.objects(Story.self)
+            #expect(stories.sorted(byKeyPath: "byline.name").map(\.id) == ["s8", "s9", "s1", "s2", "s0"])
+            #expect(stories.sorted(byKeyPath: "byline.name", ascending: false).map(\.id) == ["s0", "s2", "s1", "s8", "s9"])
+            #expect(stories.sorted(byKeyPath: "byline.age").map(\.id) == ["s1", "s8", "s9", "s2", "s0"])
+            let byTitleThenName = stories.sorted(by: [SortDescriptor(keyPath: "title"), SortDescriptor(keyPath: "byline.name", ascending: false)])
+            #expect(byTitleThenName.map(\.id) == ["s0", "s2", "s1", "s8", "s9"])
+            #expect(try stories.filter("title == 't'").sorted(byKeyPath: "byline.name").map(\.id) == ["s8", "s1", "s2", "s0"])
+        }
+    }
 }
