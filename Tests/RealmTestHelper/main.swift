@@ -2,6 +2,8 @@
 //
 //     RealmTestHelper write PATH FIRST COUNT   adds Person FIRST..<FIRST+COUNT in one write
 //     RealmTestHelper read PATH                prints "count=N sum=S" over all Person ids
+//     RealmTestHelper graph PATH               commits graph writes until killed, printing
+//                                              "ack N" after commit N returns
 import Foundation
 import LMDBRealm
 
@@ -11,7 +13,66 @@ final class Person: Object {
     @Persisted var age = 0
 }
 
+/// The graph workload's classes: teams, members linking to a team and a mentor, and one mark
+/// per commit.
+final class Team: Object {
+    @Persisted(primaryKey: true) var id: Int
+    @Persisted var name = ""
+}
+
+final class Member: Object {
+    @Persisted(primaryKey: true) var id: Int
+    @Persisted var team: Team?
+    @Persisted var mentor: Member?
+}
+
+final class CommitMark: Object {
+    @Persisted(primaryKey: true) var id: Int
+}
+
+/// Commit after commit: a team with five members linking to it and to each other, links moved
+/// to older objects, and deletions that nullify links; each commit leaves a mark.
+func runGraphWorkload(path: String) throws -> Never {
+    let config = Realm.Configuration(fileURL: URL(fileURLWithPath: path), objectTypes: [Team.self, Member.self, CommitMark.self])
+    let realm = try Realm(configuration: config)
+    var n = (realm.objects(CommitMark.self).max(ofProperty: "id") as Int?).map { $0 + 1 } ?? 0
+    while true {
+        try realm.write {
+            let team = Team()
+            team.id = n
+            team.name = "team \(n)"
+            var previous: Member?
+            for i in 0..<5 {
+                let member = Member()
+                member.id = n * 10 + i
+                member.team = team
+                member.mentor = previous ?? realm.object(ofType: Member.self, forPrimaryKey: (n - 1) * 10)
+                previous = member
+            }
+            try realm.add(previous!)
+            if n >= 3 {
+                if let old = realm.object(ofType: Member.self, forPrimaryKey: (n - 3) * 10 + 2) { old.team = team }
+            }
+            if n % 3 == 0, let doomed = realm.object(ofType: Team.self, forPrimaryKey: n - 2) { realm.delete(doomed) }
+            if n % 4 == 1, let doomed = realm.object(ofType: Member.self, forPrimaryKey: (n - 1) * 10 + 1) { realm.delete(doomed) }
+            let mark = CommitMark()
+            mark.id = n
+            try realm.add(mark)
+        }
+        FileHandle.standardOutput.write(Data("ack \(n)\n".utf8))
+        n += 1
+    }
+}
+
 let arguments = CommandLine.arguments
+if arguments.count == 3, arguments[1] == "graph" {
+    do {
+        try runGraphWorkload(path: arguments[2])
+    } catch {
+        FileHandle.standardError.write(Data("\(error)\n".utf8))
+        exit(1)
+    }
+}
 guard arguments.count >= 3 else {
     FileHandle.standardError.write(Data("usage: RealmTestHelper write PATH FIRST COUNT | read PATH\n".utf8))
     exit(2)
