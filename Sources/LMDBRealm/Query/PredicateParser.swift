@@ -333,6 +333,9 @@ private struct Parser {
             guard let property = schema[link] else {
                 throw error("unknown property '\(link)' in key path '\(name)' on \(schema.className) at offset \(offset)")
             }
+            guard !property.isArray else {
+                throw error("'\(link)' in key path '\(name)' is \(property.typeName): queries through lists are not supported yet, at offset \(offset)")
+            }
             guard property.type == .object, let className = property.objectClassName,
                 let target = ClassInfo.named(className)?.schema
             else {
@@ -344,6 +347,9 @@ private struct Parser {
         guard let property = schema[last] else {
             let path = names.isEmpty ? "" : " in key path '\(name)'"
             throw error("unknown property '\(last)'\(path) on \(schema.className) at offset \(offset)")
+        }
+        guard !property.isArray else {
+            throw error("'\(name)' is \(property.typeName): queries on lists are not supported yet, at offset \(offset)")
         }
         guard !names.isEmpty else { return property }
         return Property(

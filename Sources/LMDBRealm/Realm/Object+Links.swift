@@ -62,23 +62,57 @@ extension Realm {
     /// Objects already managed by this file's realms are linked as they are. A link that leads
     /// back to an object whose add is still in progress (a cycle) is stored once both ends are.
     func insertGraph(_ object: Object, binding: TableBinding, update: UpdatePolicy) throws {
-        var inProgress = Set<ObjectIdentifier>()
-        var cycles: [(source: Object, column: Int32, target: Object)] = []
-        try insertLinked(object, binding: binding, update: update, inProgress: &inProgress, cycles: &cycles)
-        for link in cycles {
+        var graph = GraphInsertion()
+        try insertLinked(object, binding: binding, update: update, graph: &graph)
+        for link in graph.cycles {
             link.source._writeLink(link.column, link.target)
             if let writeFailure { throw writeFailure }
         }
+        // Lists are written once every object they hold is stored; an object stored again
+        // under `.modified` or `.all` gets the new list in place of the old.
+        for list in graph.lists {
+            let binding = list.owner._binding.unsafelyUnwrapped
+            let stored = binding.isIdentity ? list.column : binding.storedColumn(Int32(list.column))
+            do {
+                try session!.setList(list.contents.encodedElements(), of: list.owner._key, in: binding.table, column: stored)
+            } catch {
+                recordWriteFailure(error, doing: "Cannot store a list of '\(binding.table.className)' in")
+                throw writeFailure!
+            }
+        }
     }
 
-    private func insertLinked(
-        _ object: Object, binding: TableBinding, update: UpdatePolicy,
-        inProgress: inout Set<ObjectIdentifier>, cycles: inout [(source: Object, column: Int32, target: Object)]
-    ) throws {
+    /// What adding a graph collects on the way.
+    struct GraphInsertion {
+        /// The objects whose add is in progress (a link back to one is a cycle).
+        var inProgress = Set<ObjectIdentifier>()
+        /// Links stored once both ends are.
+        var cycles: [(source: Object, column: Int32, target: Object)] = []
+        /// Lists stored once everything is.
+        var lists: [(owner: Object, column: Int, contents: any UnmanagedListContents)] = []
+    }
+
+    private func insertLinked(_ object: Object, binding: TableBinding, update: UpdatePolicy, graph: inout GraphInsertion) throws {
         let info = binding.classInfo
+        let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
+        graph.inProgress.insert(ObjectIdentifier(object))
+        for column in info.lists {
+            let field = info.fields[column]
+            guard let contents = withExtendedLifetime(object, { field.accessor.unmanagedList(at: base + field.offset) }) else {
+                continue
+            }
+            for target in contents.objects {
+                if let owner = target._realm {
+                    require(owner.file === file, "Cannot add an object managed by a Realm of another file to a list.")
+                    continue
+                }
+                if graph.inProgress.contains(ObjectIdentifier(target)) { continue }
+                let targetBinding = try self.binding(for: type(of: target), create: true)!
+                try insertLinked(target, binding: targetBinding, update: update, graph: &graph)
+            }
+            graph.lists.append((object, column, contents))
+        }
         if !info.links.isEmpty {
-            inProgress.insert(ObjectIdentifier(object))
-            let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
             for link in info.links {
                 let field = info.fields[link.column]
                 guard let target = withExtendedLifetime(object, { field.accessor.linkedObject(at: base + field.offset) }) else {
@@ -88,21 +122,21 @@ extension Realm {
                     require(owner.file === file, "Cannot link to an object managed by a Realm of another file.")
                     continue
                 }
-                if inProgress.contains(ObjectIdentifier(target)) {
-                    cycles.append((object, Int32(link.column), target))
+                if graph.inProgress.contains(ObjectIdentifier(target)) {
+                    graph.cycles.append((object, Int32(link.column), target))
                     continue
                 }
                 let targetBinding = try self.binding(for: type(of: target), create: true)!
-                try insertLinked(target, binding: targetBinding, update: update, inProgress: &inProgress, cycles: &cycles)
+                try insertLinked(target, binding: targetBinding, update: update, graph: &graph)
             }
-            inProgress.remove(ObjectIdentifier(object))
         }
+        graph.inProgress.remove(ObjectIdentifier(object))
         try insert(object, binding: binding, update: update)
-        let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
+        let mutableBase = UnsafeMutableRawPointer(mutating: base)
         withExtendedLifetime(object) {
-            for link in info.links {
-                let field = info.fields[link.column]
-                field.accessor.releaseLink(at: base + field.offset)
+            for column in info.links.map(\.column) + info.lists {
+                let field = info.fields[column]
+                field.accessor.releaseLink(at: mutableBase + field.offset)
             }
         }
     }

@@ -32,7 +32,7 @@ extension Realm {
             return
         }
         let binding = try binding(for: type(of: object), create: true)!
-        if binding.classInfo.links.isEmpty {
+        if binding.classInfo.links.isEmpty && binding.classInfo.lists.isEmpty {
             try insert(object, binding: binding, update: update)
         } else {
             try insertGraph(object, binding: binding, update: update)

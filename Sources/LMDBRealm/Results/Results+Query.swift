@@ -38,8 +38,8 @@ extension Results {
                 fatalError("Cannot sort on key path '\(d.keyPath)': property '\(core.info.schema.className).\(d.keyPath)' not found.")
             }
             require(
-                property.type != .object,
-                "Cannot sort on key path '\(d.keyPath)': sorting is only supported on properties of value kinds, not links")
+                property.type != .object && !property.isArray,
+                "Cannot sort on key path '\(d.keyPath)': sorting is only supported on properties of value kinds, not links or lists")
         }
         if let binding = core.resolveBinding() {
             for d in descriptors where !d.keyPath.contains(".") { _ = core.realm.storedColumn(d.keyPath, of: binding.table, for: "sort") }
@@ -59,7 +59,9 @@ extension Results {
             fatalError("Cannot distinct on key path '\(name)': property '\(core.info.schema.className).\(name)' not found.")
         }
         for name in names {
-            require(core.info.schema[name]!.type != .object, "Cannot distinct on key path '\(name)': it is a link")
+            require(
+                core.info.schema[name]!.type != .object && !core.info.schema[name]!.isArray,
+                "Cannot distinct on key path '\(name)': it is a link or a list")
         }
         return Results(core: core.appending(.distinct(names)))
     }

@@ -26,6 +26,8 @@ final class ClassInfo: @unchecked Sendable {
     let primaryKeyColumn: Int?
     /// The declared columns that are to-one links, with the class each points to.
     let links: [(column: Int, target: Object.Type)]
+    /// The declared columns that are lists.
+    let lists: [Int]
 
     private init(type: Object.Type) {
         self.type = type
@@ -49,11 +51,18 @@ final class ClassInfo: @unchecked Sendable {
             let (column, options) = f.accessor.columnAndOptions(at: base + f.offset)
             let target = f.accessor.linkTarget
             require(
-                f.accessor.valueType != .object || target != nil,
+                f.accessor.valueType != .object || target != nil || f.accessor.listValue != nil,
                 "The to-one link '\(className).\(f.name)' must be optional: declare it as '\(f.accessor.declaredTypeName)?'")
+            let list = f.accessor.listValue
+            if let list {
+                require(
+                    list.elementTarget == nil || !list.elementIsOptional,
+                    "The list '\(className).\(f.name)' holds optional objects; a list of objects is declared 'List<\(list.elementTarget!.className())>'")
+            }
             let property = Property(
-                name: f.name, type: f.accessor.valueType, isOptional: f.accessor.valueIsOptional,
-                isIndexed: options & 2 != 0, isPrimary: options & 1 != 0, objectClassName: target?.className())
+                name: f.name, type: f.accessor.valueType, isOptional: list?.elementIsOptional ?? f.accessor.valueIsOptional,
+                isIndexed: options & 2 != 0 && list == nil, isPrimary: options & 1 != 0,
+                objectClassName: (target ?? list?.elementTarget)?.className(), isArray: list != nil)
             columns.append((Int(column), property, Field(offset: f.offset + f.accessor.valueOffset, accessor: f.accessor)))
         }
         withExtendedLifetime(prototype) {}
@@ -70,6 +79,7 @@ final class ClassInfo: @unchecked Sendable {
         self.fields = columns.map(\.field)
         self.primaryKeyColumn = keys.first
         self.links = columns.compactMap { c in c.field.accessor.linkTarget.map { (c.column, $0) } }
+        self.lists = columns.filter { $0.field.accessor.listValue != nil }.map(\.column)
     }
 
     // MARK: - Key paths
@@ -168,6 +178,9 @@ final class ClassInfo: @unchecked Sendable {
         }
         // The classes it links to are known too, so that queries can follow its links.
         for link in cached.links where link.target != type { _ = of(link.target) }
+        for column in cached.lists {
+            if let target = cached.fields[column].accessor.listValue?.elementTarget, target != type { _ = of(target) }
+        }
         return cached
     }
 

@@ -127,11 +127,15 @@ protocol PersistedField {
     static var linkTarget: Object.Type? { get }
     /// The property's Swift type, as declared.
     static var declaredTypeName: String { get }
+    /// What a `List` property holds; `nil` for any other property.
+    static var listValue: (any ListValue.Type)? { get }
+    /// The unmanaged list at `value` (on an unmanaged object), or `nil`.
+    static func unmanagedList(at value: UnsafeRawPointer) -> (any UnmanagedListContents)?
     /// The object a to-one link at `value` holds (on an unmanaged object), or `nil`.
     static func linkedObject(at value: UnsafeRawPointer) -> Object?
-    /// Lets go of the object a to-one link at `value` holds: once its object is managed, the
-    /// link lives in the record, and a graph with cycles would otherwise keep itself (and
-    /// its realm) alive.
+    /// Lets go of the object a to-one link at `value` holds, or the elements of a list: once
+    /// its object is managed, they live in the file, and a graph with cycles would otherwise
+    /// keep itself (and its realm) alive.
     static func releaseLink(at value: UnsafeMutableRawPointer)
 }
 
@@ -156,13 +160,18 @@ extension Persisted: PersistedField {
 
     static var linkTarget: Object.Type? { (Value.self as? any LinkValue.Type)?.targetType }
     static var declaredTypeName: String { String(describing: Value.self) }
+    static var listValue: (any ListValue.Type)? { Value.self as? any ListValue.Type }
+
+    static func unmanagedList(at value: UnsafeRawPointer) -> (any UnmanagedListContents)? {
+        value.assumingMemoryBound(to: Value.self).pointee as? any UnmanagedListContents
+    }
 
     static func linkedObject(at value: UnsafeRawPointer) -> Object? {
         value.assumingMemoryBound(to: Value.self).pointee as? Object
     }
 
     static func releaseLink(at value: UnsafeMutableRawPointer) {
-        guard linkTarget != nil else { return }
+        guard linkTarget != nil || listValue != nil else { return }
         value.assumingMemoryBound(to: Value.self).pointee = Value._rlmDefaultValue
     }
 }

@@ -50,25 +50,41 @@ public struct Property: Sendable, Codable, Hashable, CustomStringConvertible {
     public let isPrimary: Bool
     /// The class a link (``PropertyType/object``) points to; `nil` for every other kind.
     public let objectClassName: String?
+    /// Whether the property is a `List` of values of its ``type`` (optional ones if
+    /// ``isOptional``).
+    public var isArray: Bool { _isArray ?? false }
+    private let _isArray: Bool?
 
-    init(name: String, type: PropertyType, isOptional: Bool, isIndexed: Bool, isPrimary: Bool, objectClassName: String? = nil) {
+    init(
+        name: String, type: PropertyType, isOptional: Bool, isIndexed: Bool, isPrimary: Bool, objectClassName: String? = nil,
+        isArray: Bool = false
+    ) {
         self.name = name
         self.type = type
         self.isOptional = isOptional
         self.isIndexed = isIndexed
         self.isPrimary = isPrimary
         self.objectClassName = objectClassName
+        self._isArray = isArray ? true : nil
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case name, type, isOptional, isIndexed, isPrimary, objectClassName
+        case _isArray = "isArray"
     }
 
     /// Whether the property has an index database: a declared secondary index, or a link,
     /// whose index is its backlinks (the target's key → the keys of the objects linking to it).
-    var hasIndex: Bool { (isIndexed && !isPrimary) || type == .object }
+    var hasIndex: Bool { !isArray && ((isIndexed && !isPrimary) || type == .object) }
 
     /// The kind as a model declares it: the kind's name, or the linked class's.
-    var typeName: String { objectClassName ?? type.rawValue }
+    var typeName: String {
+        let element = objectClassName ?? type.rawValue
+        return isArray ? "List<\(element)\(isOptional ? "?" : "")>" : element
+    }
 
     public var description: String {
-        "\(name): \(typeName)\(isOptional ? "?" : "")\(isPrimary ? " (primary key)" : "")\(isIndexed ? " (indexed)" : "")"
+        "\(name): \(typeName)\(isOptional && !isArray ? "?" : "")\(isPrimary ? " (primary key)" : "")\(isIndexed ? " (indexed)" : "")"
     }
 }
 
@@ -107,7 +123,7 @@ public struct ObjectSchema: Sendable, Codable, Hashable, CustomStringConvertible
         }
         for p in declared.properties {
             guard let old = stored[p.name] else { continue }
-            if old.type != p.type || old.objectClassName != p.objectClassName {
+            if old.type != p.type || old.objectClassName != p.objectClassName || old.isArray != p.isArray {
                 lines.append("Property '\(className).\(p.name)' has been changed from '\(old.typeName)' to '\(p.typeName)'.")
             }
             if old.isOptional != p.isOptional {

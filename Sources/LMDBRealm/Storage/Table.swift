@@ -28,12 +28,15 @@ final class Table: @unchecked Sendable {
     let indexes: [Int: Database]
     /// The stored columns that have an index, ascending.
     let indexedColumns: [Int]
+    /// The databases of each list column (see ``ListDatabases``).
+    let lists: [Int: ListDatabases]
 
-    init(schema: ObjectSchema, database: Database, indexes: [Int: Database] = [:]) {
+    init(schema: ObjectSchema, database: Database, indexes: [Int: Database] = [:], lists: [Int: ListDatabases] = [:]) {
         self.className = schema.className
         self.schema = schema
         self.database = database
         self.indexes = indexes
+        self.lists = lists
         self.indexedColumns = indexes.keys.sorted()
         self.fixedSizes = .allocate(capacity: schema.properties.count)
         _ = fixedSizes.initialize(from: schema.properties.map { Int32($0.type.fixedSize ?? 0) })

@@ -48,7 +48,7 @@ final class WriteSession {
     /// The write's own view: reads inside the write see its changes.
     let view: StoreView
     private var transaction: Transaction?
-    private unowned let observer: any WriteSessionObserver
+    unowned let observer: any WriteSessionObserver
     private let buffers: WriteBuffers
     /// What the write changed, while anything in the process observes the file.
     private(set) var changeLog: ChangeLog?
@@ -314,6 +314,10 @@ final class WriteSession {
         guard let keys else {
             try txn.empty(table.database.dbi)
             for index in table.indexes.values { try txn.empty(index.dbi) }
+            for list in table.lists.values {
+                try txn.empty(list.items.dbi)
+                if let references = list.references { try txn.empty(references.dbi) }
+            }
             table.writeState = WriteTableState()
             changes?.cleared = true
             if nullifyingLinks { try nullifyLinks(to: table, removed: nil) }
@@ -342,6 +346,7 @@ final class WriteSession {
             }
         }
         try entries.drain { dbi, key, value in _ = try txn.delete(dbi, key: key, value: value) }
+        if !table.lists.isEmpty && !removed.isEmpty { try removeLists(of: removed, in: table) }
         if nullifyingLinks && !removed.isEmpty { try nullifyLinks(to: table, removed: removed) }
     }
 
@@ -362,7 +367,11 @@ final class WriteSession {
     /// Sets to null every link to the objects `removed` from `target` (`nil`: to any object of
     /// it), found through the links' indexes: no record is scanned.
     private func nullifyLinks(to target: Table, removed: [ObjectKey]?) throws {
-        let sources = try linkColumns(to: target.className)
+        let all = try linkColumns(to: target.className)
+        guard !all.isEmpty else { return }
+        // Lists of objects lose the removed ones; to-one links become null.
+        try removeFromLists(removed, of: target, sources: all.filter { $0.table.schema.properties[$0.column].isArray })
+        let sources = all.filter { !$0.table.schema.properties[$0.column].isArray }
         guard !sources.isEmpty else { return }
         // The index entries still buffered are written first, so the indexes are complete.
         try flushIndexEntries()
@@ -529,7 +538,10 @@ final class WriteSession {
         let indexes = try Table.openIndexes(of: schema) { name, _ in
             try transaction?.createDatabase(named: name, flags: .duplicateSort)
         }
-        let table = Table(schema: schema, database: db, indexes: indexes)
+        let lists = try Table.openLists(of: schema) { name, duplicateSort in
+            try transaction?.createDatabase(named: name, flags: duplicateSort ? .duplicateSort : [])
+        }
+        let table = Table(schema: schema, database: db, indexes: indexes, lists: lists)
         catalog.tables[schema.className] = table
         changed()
         return table
@@ -543,7 +555,7 @@ final class WriteSession {
             Property(
                 name: $0.name, type: $0.type, isOptional: $0.isOptional,
                 isIndexed: wanted.contains($0.name) && !$0.isPrimary && $0.type != .object, isPrimary: $0.isPrimary,
-                objectClassName: $0.objectClassName)
+                objectClassName: $0.objectClassName, isArray: $0.isArray)
         }
         let schema = ObjectSchema(className: table.className, properties: properties)
         var indexes: [Int: Database] = [:]
@@ -564,7 +576,7 @@ final class WriteSession {
             }
         }
         try storeSchema(schema)
-        let newTable = Table(schema: schema, database: table.database, indexes: indexes)
+        let newTable = Table(schema: schema, database: table.database, indexes: indexes, lists: table.lists)
         catalog.tables[table.className] = newTable
         return newTable
     }

@@ -1,0 +1,125 @@
+import Foundation
+
+extension List {
+    /// The realm managing the list's object, or `nil` while it is unmanaged.
+    public var realm: Realm? { owner?.realm }
+}
+
+// The managed side of `List`: a list is read from the realm's current version through its
+// object's key, and written through the write session.
+extension Object {
+    /// The current table binding and the databases and stored column of declared list column
+    /// `column`.
+    private func listPlace(_ realm: Realm, _ column: Int32) -> (table: Table, list: ListDatabases, stored: Int)? {
+        if let current = realm.bindingForReading(type(of: self)), current !== _binding { _binding = current }
+        let binding = _binding.unsafelyUnwrapped
+        let stored = binding.isIdentity ? Int(column) : binding.storedColumn(column)
+        guard let list = binding.table.lists[stored] else { return nil }
+        return (binding.table, list, stored)
+    }
+
+    /// Reads through `body` from the realm's current version, stopping as reads do on failure.
+    private func readList<R>(_ column: Int32, _ body: (StoreView, ListDatabases, UnsafeRawBufferPointer) throws -> R) -> R {
+        let realm = _realm.unsafelyUnwrapped
+        realm.checkThread()
+        loadRecord(realm)  // stops if the object is gone
+        guard let place = listPlace(realm, column) else {
+            fatalError("The list '\(objectSchema.className).\(objectSchema.properties[Int(column)].name)' has no storage in the file")
+        }
+        do {
+            return try _key.withBytes { try body(realm.readView(), place.list, $0) }
+        } catch {
+            realm.cannotRead("a list of '\(place.table.className)'", error)
+        }
+    }
+
+    final func _listCount(_ column: Int32) -> Int {
+        readList(column) { view, list, owner in try view.listCount(list, owner: owner) }
+    }
+
+    final func _listElement<Element: _Persistable>(_ column: Int32, at index: Int, as: Element.Type) -> Element {
+        let realm = _realm.unsafelyUnwrapped
+        let field: [UInt8]?? = readList(column) { view, list, owner in
+            try view.withListElement(list, owner: owner, at: index) { $0.map(Array.init) }
+        }
+        guard let field else {
+            fatalError("Index \(index) is out of bounds (must be less than \(_listCount(column))).")
+        }
+        return Self.decodeElement(field, as: Element.self, in: realm)
+    }
+
+    /// An element from its stored bytes: a value, or the object with that key.
+    static func decodeElement<Element: _Persistable>(_ field: [UInt8]?, as: Element.Type, in realm: Realm) -> Element {
+        guard let target = Element.self as? Object.Type else {
+            guard let field else { return Element._rlmDecode(nil) }
+            return field.withUnsafeBytes { Element._rlmDecode($0) }
+        }
+        guard let field, let object = field.withUnsafeBytes({ realm.linkedObject(target, key: $0) }) else {
+            fatalError("A list of '\(target.className())' holds an object that is gone")
+        }
+        return object as! Element
+    }
+
+    /// Appends `element` to the stored list (adding an unmanaged object first).
+    final func _appendToList<Element: _Persistable>(_ column: Int32, _ element: Element) {
+        guard let (realm, table, stored) = listWrite(column) else { return }
+        guard realm.manage(element) else { return }
+        do {
+            try element._rlmWithBytes { try realm.session!.appendToList($0, of: _key, in: table, column: stored) }
+        } catch {
+            realm.recordWriteFailure(error, doing: "Cannot append to a list of '\(table.className)' in")
+        }
+    }
+
+    /// Rewrites the stored list with what `body` makes of its elements.
+    final func _changeList<Element: _Persistable>(_ column: Int32, as: Element.Type, _ body: (inout [Element]) -> Void) {
+        guard let (realm, table, stored) = listWrite(column) else { return }
+        let list = table.lists[stored]!
+        let fields: [[UInt8]?]
+        do {
+            fields = try _key.withBytes { try realm.readView().listElements(list, owner: $0) }
+        } catch {
+            realm.recordWriteFailure(error, doing: "Cannot read a list of '\(table.className)' in")
+            return
+        }
+        var elements = fields.map { Self.decodeElement($0, as: Element.self, in: realm) }
+        body(&elements)
+        for element in elements { guard realm.manage(element) else { return } }
+        do {
+            try realm.session!.setList(elements.map { $0._rlmWithBytes { $0.map(Array.init) } }, of: _key, in: table, column: stored)
+        } catch {
+            realm.recordWriteFailure(error, doing: "Cannot change a list of '\(table.className)' in")
+        }
+    }
+
+    /// Checks that a list of this object may be changed now.
+    private func listWrite(_ column: Int32) -> (Realm, Table, Int)? {
+        guard let realm = _realm else { fatalError("a key path recorder cannot be written to") }
+        realm.checkWriteThread()
+        guard realm.writeFailure == nil else { return nil }
+        loadRecord(realm)
+        guard let place = listPlace(realm, column) else {
+            fatalError("The list '\(objectSchema.className).\(objectSchema.properties[Int(column)].name)' has no storage in the file")
+        }
+        return (realm, place.table, place.stored)
+    }
+}
+
+extension Realm {
+    /// Makes sure `element`, if it is an object, is stored in this file: an unmanaged object is
+    /// added. Returns false if that failed (the write's failure is recorded).
+    func manage<Element: _Persistable>(_ element: Element) -> Bool {
+        guard let object = element as? Object else { return true }
+        if let owner = object._realm {
+            require(owner.file === file, "Cannot add an object managed by a Realm of another file to a list.")
+            return true
+        }
+        do {
+            try add(object)
+            return true
+        } catch {
+            recordWriteFailure(error, doing: "Cannot add an object of '\(type(of: object).className())' to a list in")
+            return false
+        }
+    }
+}

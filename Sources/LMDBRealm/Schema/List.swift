@@ -1,0 +1,223 @@
+/// An ordered collection of values or objects held by a property of a model:
+/// `@Persisted var keywords: List<Keyword>`, `@Persisted var scores: List<Double>`.
+///
+/// ```swift
+/// final class Article: Object {
+///     @Persisted(primaryKey: true) var id: String
+///     @Persisted var keywords: List<Keyword>
+///     @Persisted var scores: List<Double?>
+/// }
+/// try realm.write {
+///     article.keywords.append(keyword)       // an unmanaged keyword is added too
+///     article.scores.insert(4.5, at: 0)
+/// }
+/// ```
+///
+/// Before its object is added, a list is a plain in-memory array. On a managed object it is a
+/// live view of the stored list: it reads the realm's current version, and changes it only
+/// inside a write transaction. Counting, reading by index and appending take one B-tree
+/// descent each, whatever the list's length; inserting or removing in the middle moves the
+/// elements after it. Lists of objects are never optional (`List<Keyword?>` stops the
+/// process); deleting an object removes it from every list that holds it.
+public final class List<Element: _Persistable>: RandomAccessCollection, MutableCollection {
+    /// The elements of an unmanaged list.
+    var storage: [Element] = []
+    /// The managed object holding the list, and the list's declared column; `nil` while the
+    /// list is unmanaged.
+    let owner: Object?
+    let column: Int32
+
+    /// An empty unmanaged list.
+    public init() {
+        owner = nil
+        column = 0
+    }
+
+    /// The list of declared column `column` of the managed `owner`.
+    init(owner: Object, column: Int32) {
+        self.owner = owner
+        self.column = column
+    }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { count }
+    public func index(after i: Int) -> Int { i + 1 }
+    public func index(before i: Int) -> Int { i - 1 }
+
+    /// The number of elements; on a managed list, read without reading any element.
+    public var count: Int {
+        guard let owner else { return storage.count }
+        return owner._listCount(column)
+    }
+
+    public var isEmpty: Bool { count == 0 }
+
+    /// The element at `position`; setting it replaces it (inside a write, on a managed list).
+    public subscript(position: Int) -> Element {
+        get {
+            guard let owner else { return storage[position] }
+            return owner._listElement(column, at: position, as: Element.self)
+        }
+        set {
+            guard let owner else {
+                storage[position] = newValue
+                return
+            }
+            owner._changeList(column, as: Element.self) { elements in
+                require(position >= 0 && position < elements.count, "Index \(position) is out of bounds (must be less than \(elements.count)).")
+                elements[position] = newValue
+            }
+        }
+    }
+
+    /// Adds `element` at the end.
+    public func append(_ element: Element) {
+        guard let owner else {
+            storage.append(element)
+            return
+        }
+        owner._appendToList(column, element)
+    }
+
+    /// Adds the elements of `elements` at the end, in order.
+    public func append<S: Sequence>(contentsOf elements: S) where S.Element == Element {
+        for element in elements { append(element) }
+    }
+
+    /// Inserts `element` at `index` (at most `count`).
+    public func insert(_ element: Element, at index: Int) {
+        change { elements in
+            require(index >= 0 && index <= elements.count, "Index \(index) is out of bounds (must be less than or equal to \(elements.count)).")
+            elements.insert(element, at: index)
+        }
+    }
+
+    /// Removes the element at `index`.
+    public func remove(at index: Int) {
+        change { elements in
+            require(index >= 0 && index < elements.count, "Index \(index) is out of bounds (must be less than \(elements.count)).")
+            elements.remove(at: index)
+        }
+    }
+
+    /// Removes the last element; the list must not be empty.
+    public func removeLast() {
+        change { elements in
+            require(!elements.isEmpty, "Cannot remove the last element of an empty list.")
+            elements.removeLast()
+        }
+    }
+
+    /// Removes every element (the objects of a list of objects stay in the realm).
+    public func removeAll() {
+        change { $0.removeAll() }
+    }
+
+    /// Moves the element at `from` to `to`.
+    public func move(from: Int, to: Int) {
+        change { elements in
+            require(from >= 0 && from < elements.count && to >= 0 && to < elements.count, "Index out of bounds in move(from: \(from), to: \(to)) on a list of \(elements.count).")
+            let element = elements.remove(at: from)
+            elements.insert(element, at: to)
+        }
+    }
+
+    /// Exchanges the elements at `i` and `j`.
+    public func swapAt(_ i: Int, _ j: Int) {
+        change { elements in
+            require(i >= 0 && i < elements.count && j >= 0 && j < elements.count, "Index out of bounds in swapAt(\(i), \(j)) on a list of \(elements.count).")
+            elements.swapAt(i, j)
+        }
+    }
+
+    /// Replaces the element at `index` with `object`.
+    public func replace(index: Int, object: Element) {
+        self[index] = object
+    }
+
+    /// Applies `body` to the elements, in memory or in the stored list.
+    private func change(_ body: (inout [Element]) -> Void) {
+        guard let owner else {
+            body(&storage)
+            return
+        }
+        owner._changeList(column, as: Element.self, body)
+    }
+}
+
+extension List where Element: Equatable {
+    /// The position of the first element equal to `element`, or `nil`.
+    public func index(of element: Element) -> Int? { firstIndex(of: element) }
+}
+
+extension List where Element: Object {
+    /// The position of `object` in the list, or `nil`.
+    public func index(of object: Element) -> Int? { firstIndex { $0 === object || ($0.realm != nil && $0._key == object._key && object.realm != nil) } }
+}
+
+extension List: CustomStringConvertible {
+    public var description: String { "List<\(Element.self)>(\(Array(self)))" }
+}
+
+@available(*, unavailable, message: "a managed List belongs to its realm's thread")
+extension List: Sendable {}
+
+// MARK: - A list as a persisted property
+
+extension List: _PersistableNonOptional {
+    public static var _rlmType: PropertyType { Element._rlmType }
+    public static var _rlmOptional: Bool { false }
+    /// A new empty list: every object gets its own.
+    public static var _rlmDefaultValue: List<Element> { List() }
+    public static func _rlmDecode(_ field: UnsafeRawBufferPointer?) -> List<Element> {
+        fatalError("A list is read through its object")
+    }
+    /// A list has no bytes in its object's record: its elements are stored apart.
+    public func _rlmWithBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
+        try body(nil)
+    }
+    public static func _rlmGet(_ object: Object, column: Int32) -> List<Element> {
+        guard object._realm != nil else {
+            // The key-path recorder: the read is what it records.
+            _ = ClassInfo.recordAccess(column)
+            return List()
+        }
+        return List(owner: object, column: column)
+    }
+    public static func _rlmSet(_ object: Object, column: Int32, _ value: List<Element>) {
+        // `object.list.sort()` and the like write the same list back: nothing to do.
+        if let owner = value.owner, owner === object || (owner._key == object._key && owner.realm === object.realm), value.column == column {
+            return
+        }
+        let elements = Array(value)
+        object._changeList(column, as: Element.self) { $0 = elements }
+    }
+}
+
+/// What the schema and `add` need to know of a list, whatever its element type.
+protocol ListValue {
+    /// The stored kind of the elements, whether they may be `nil`, and the class of objects.
+    static var elementType: PropertyType { get }
+    static var elementIsOptional: Bool { get }
+    static var elementTarget: Object.Type? { get }
+}
+
+/// An unmanaged list's elements, for `add`.
+protocol UnmanagedListContents: AnyObject {
+    /// The objects of a list of objects.
+    var objects: [Object] { get }
+    /// Each element's field bytes (an object's key, once the object is stored).
+    func encodedElements() -> [[UInt8]?]
+}
+
+extension List: ListValue, UnmanagedListContents {
+    static var elementType: PropertyType { Element._rlmType }
+    static var elementIsOptional: Bool { Element._rlmOptional }
+    static var elementTarget: Object.Type? { Element.self as? Object.Type ?? (Element.self as? any LinkValue.Type)?.targetType }
+
+    var objects: [Object] { storage.compactMap { $0 as? Object } }
+
+    func encodedElements() -> [[UInt8]?] {
+        storage.map { $0._rlmWithBytes { $0.map(Array.init) } }
+    }
+}

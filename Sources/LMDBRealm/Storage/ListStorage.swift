@@ -1,0 +1,209 @@
+internal import LMDBKit
+
+/// The databases of one list property (`List<T>`).
+///
+/// Layout: `items` maps *(owner, position)* to one element — the key is the owner's object key
+/// prefixed by its length (two bytes, big-endian) and followed by the position (four bytes,
+/// big-endian), so an owner's elements are contiguous and in order; the value is a tag byte (0
+/// for `nil`, 1 for a value) and the element's field bytes (an object's key for a list of
+/// objects). Count, read by index and append are one B-tree descent each; inserting or
+/// removing in the middle moves the elements after it.
+///
+/// A list of objects also has `references`, a `duplicateSort` database mapping a target's key
+/// to the keys of the owners whose lists hold it, so deleting a target finds the lists to
+/// remove it from without scanning.
+struct ListDatabases {
+    let items: Database
+    let references: Database?
+}
+
+extension Table {
+    /// The LMDB database names of the list `property` of `className`.
+    static func listDatabaseNames(className: String, property: String) -> (items: String, references: String) {
+        ("list_" + className + "_" + property, "listrefs_" + className + "_" + property)
+    }
+
+    /// Opens (or, through `open`, creates) the databases of every list property of `schema`;
+    /// `open` is told whether a database sorts duplicates.
+    static func openLists(
+        of schema: ObjectSchema, _ open: (_ name: String, _ duplicateSort: Bool) throws -> Database?
+    ) throws -> [Int: ListDatabases] {
+        var lists: [Int: ListDatabases] = [:]
+        for (column, property) in schema.properties.enumerated() where property.isArray {
+            let names = listDatabaseNames(className: schema.className, property: property.name)
+            guard let items = try open(names.items, false) else { continue }
+            let references = property.type == .object ? try open(names.references, true) : nil
+            lists[column] = ListDatabases(items: items, references: references)
+        }
+        return lists
+    }
+}
+
+/// Keys of list elements.
+enum ListKey {
+    /// The prefix every element of `owner`'s list has.
+    static func prefix(_ owner: UnsafeRawBufferPointer) -> [UInt8] {
+        var out: [UInt8] = [UInt8(truncatingIfNeeded: owner.count >> 8), UInt8(truncatingIfNeeded: owner.count)]
+        out.append(contentsOf: owner)
+        return out
+    }
+
+    /// The key of element `position` of the list whose prefix is `prefix`.
+    static func key(_ prefix: [UInt8], _ position: Int) -> [UInt8] {
+        var out = prefix
+        withUnsafeBytes(of: UInt32(position).bigEndian) { out.append(contentsOf: $0) }
+        return out
+    }
+
+    /// The position a key of the list with prefix `prefix` holds, or `nil` for another list.
+    static func position(_ key: UnsafeRawBufferPointer, prefix: [UInt8]) -> Int? {
+        guard key.count == prefix.count + 4, key.starts(with: prefix) else { return nil }
+        return Int(UInt32(bigEndian: key.loadUnaligned(fromByteOffset: prefix.count, as: UInt32.self)))
+    }
+
+    /// The stored form of an element: a tag byte, then its field bytes.
+    static func value(_ element: UnsafeRawBufferPointer?) -> [UInt8] {
+        guard let element else { return [0] }
+        return [1] + Array(element)
+    }
+
+    /// The field bytes of a stored element (`nil` for a null).
+    static func element(_ value: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        guard value.first == 1 else { return nil }
+        return UnsafeRawBufferPointer(rebasing: value[1...])
+    }
+}
+
+extension StoreView {
+    /// The number of elements of `owner`'s list: one descent to its last element.
+    func listCount(_ list: ListDatabases, owner: UnsafeRawBufferPointer) throws -> Int {
+        let prefix = ListKey.prefix(owner)
+        let cursor = try UnsafeCursor(transaction: transaction, dbi: list.items.dbi)
+        let beyond = ListKey.key(prefix, Int(UInt32.max))
+        let last = try beyond.withUnsafeBytes { try cursor.seek(atLeast: $0) } != nil ? try cursor.previous() : try cursor.last()
+        guard let last, let position = ListKey.position(last.key, prefix: prefix) else { return 0 }
+        return position + 1
+    }
+
+    /// Lends `body` element `index` of `owner`'s list (`nil` for a null element).
+    /// - Returns: What `body` returned, or `nil` if there is no such element.
+    func withListElement<R>(
+        _ list: ListDatabases, owner: UnsafeRawBufferPointer, at index: Int, _ body: (UnsafeRawBufferPointer?) -> R
+    ) throws -> R? {
+        let key = ListKey.key(ListKey.prefix(owner), index)
+        guard let value = try key.withUnsafeBytes({ try transaction.get(list.items.dbi, key: $0) }) else { return nil }
+        return body(ListKey.element(value))
+    }
+
+    /// Calls `body` with each element of `owner`'s list, in order, until it returns false.
+    func forEachListElement(
+        _ list: ListDatabases, owner: UnsafeRawBufferPointer, _ body: (_ position: Int, _ element: UnsafeRawBufferPointer?) -> Bool
+    ) throws {
+        let prefix = ListKey.prefix(owner)
+        let cursor = try UnsafeCursor(transaction: transaction, dbi: list.items.dbi)
+        var entry = try ListKey.key(prefix, 0).withUnsafeBytes { try cursor.seek(atLeast: $0) }
+        while let e = entry, let position = ListKey.position(e.key, prefix: prefix) {
+            guard body(position, ListKey.element(e.value)) else { return }
+            entry = try cursor.next()
+        }
+    }
+
+    /// The elements of `owner`'s list, copied.
+    func listElements(_ list: ListDatabases, owner: UnsafeRawBufferPointer) throws -> [[UInt8]?] {
+        var elements: [[UInt8]?] = []
+        try forEachListElement(list, owner: owner) { _, element in
+            elements.append(element.map(Array.init))
+            return true
+        }
+        return elements
+    }
+}
+
+extension WriteSession {
+    /// Replaces the whole of `owner`'s list in `table`'s list `column` with `elements`.
+    func setList(_ elements: [[UInt8]?], of owner: ObjectKey, in table: Table, column: Int) throws {
+        let list = table.lists[column]!
+        try owner.withBytes { owner in
+            let prefix = ListKey.prefix(owner)
+            let old = try view.listElements(list, owner: owner)
+            let txn = view.transaction
+            for position in stride(from: old.count - 1, through: 0, by: -1) {
+                try ListKey.key(prefix, position).withUnsafeBytes { _ = try txn.delete(list.items.dbi, key: $0) }
+            }
+            for (position, element) in elements.enumerated() {
+                let value = element.map { e in e.withUnsafeBytes { ListKey.value($0) } } ?? ListKey.value(nil)
+                try ListKey.key(prefix, position).withUnsafeBytes { k in
+                    try value.withUnsafeBytes { v in _ = try txn.put(list.items.dbi, key: k, value: v) }
+                }
+            }
+            if let references = list.references {
+                let before = Set(old.compactMap { $0 })
+                let after = Set(elements.compactMap { $0 })
+                for gone in before.subtracting(after) {
+                    try gone.withUnsafeBytes { t in _ = try txn.delete(references.dbi, key: t, value: owner) }
+                }
+                for added in after.subtracting(before) {
+                    try added.withUnsafeBytes { t in _ = try txn.put(references.dbi, key: t, value: owner) }
+                }
+            }
+            listChanged(owner: ObjectKey(owner), table: table, column: column)
+        }
+    }
+
+    /// Appends `element` to `owner`'s list: one descent to find its end, one to store it.
+    func appendToList(_ element: UnsafeRawBufferPointer?, of owner: ObjectKey, in table: Table, column: Int) throws {
+        let list = table.lists[column]!
+        try owner.withBytes { owner in
+            let count = try view.listCount(list, owner: owner)
+            let txn = view.transaction
+            try ListKey.key(ListKey.prefix(owner), count).withUnsafeBytes { k in
+                try ListKey.value(element).withUnsafeBytes { v in _ = try txn.put(list.items.dbi, key: k, value: v) }
+            }
+            if let references = list.references, let element {
+                _ = try txn.put(references.dbi, key: element, value: owner)
+            }
+            listChanged(owner: ObjectKey(owner), table: table, column: column)
+        }
+    }
+
+    /// Removes every list element of the objects `owners` of `table` (being deleted), with
+    /// their references.
+    func removeLists(of owners: [ObjectKey], in table: Table) throws {
+        for (column, _) in table.lists {
+            for owner in owners { try setList([], of: owner, in: table, column: column) }
+        }
+    }
+
+    /// Removes `targets` (objects of `target`, being deleted) from every list of objects that
+    /// holds them: `nil` removes every element of those lists.
+    func removeFromLists(_ targets: [ObjectKey]?, of target: Table, sources: [(table: Table, column: Int)]) throws {
+        let txn = view.transaction
+        for (source, column) in sources {
+            guard let list = source.lists[column], let references = list.references else { continue }
+            guard let targets else {
+                try txn.empty(list.items.dbi)
+                try txn.empty(references.dbi)
+                continue
+            }
+            let removed = Set(targets.map { $0.withBytes { Array($0) } })
+            var owners = Set<ObjectKey>()
+            let cursor = try UnsafeCursor(transaction: txn, dbi: references.dbi)
+            for key in removed {
+                var entry = try key.withUnsafeBytes { try cursor.seek(exactly: $0) }
+                while let e = entry {
+                    owners.insert(ObjectKey(e.value))
+                    entry = try cursor.nextValue()
+                }
+            }
+            for owner in owners {
+                let elements = try owner.withBytes { try view.listElements(list, owner: $0) }
+                try setList(elements.filter { $0.map { !removed.contains($0) } ?? true }, of: owner, in: source, column: column)
+            }
+        }
+    }
+
+    private func listChanged(owner: ObjectKey, table: Table, column: Int) {
+        changeLog?.changes(for: table).modified[owner, default: 0] |= ChangeLog.bit(column)
+        observer.writeSessionChanged()
+    }
+}

@@ -1,0 +1,232 @@
+import Foundation
+@_spi(Testing) import LMDBRealm
+import TestSupport
+import Testing
+
+final class Tag: Object {
+    @Persisted(primaryKey: true) var value: String
+    @Persisted var weight = 0
+}
+
+final class Post: Object {
+    @Persisted(primaryKey: true) var id: Int
+    @Persisted var title = ""
+    @Persisted var tags: List<Tag>
+    @Persisted var scores: List<Double>
+    @Persisted var labels: List<String?>
+    @Persisted var related: List<Post>
+}
+
+func listConfiguration(_ dir: URL) -> Realm.Configuration {
+    makeConfiguration(dir, types: [Post.self, Tag.self])
+}
+
+private func tag(_ value: String, _ weight: Int = 0) -> Tag {
+    let t = Tag()
+    t.value = value
+    t.weight = weight
+    return t
+}
+
+@Suite struct ListTests {
+    @Test func anUnmanagedListIsAnArrayAndIsStoredWithItsObject() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: listConfiguration(dir))
+            let post = Post()
+            post.id = 1
+            let swift = tag("swift", 3)
+            post.tags.append(swift)
+            post.tags.append(contentsOf: [tag("lmdb"), swift])  // duplicates are allowed
+            post.scores.append(contentsOf: [4.5, -1, .infinity])
+            post.labels.append(contentsOf: ["a", nil, ""])
+            #expect(post.tags.count == 3 && post.tags[1].value == "lmdb")
+            try realm.write { try realm.add(post) }
+            #expect(realm.objects(Tag.self).count == 2, "the tags were added once each")
+            #expect(post.tags.count == 3)
+            #expect(post.tags.map(\.value) == ["swift", "lmdb", "swift"])
+            #expect(post.tags[0].weight == 3)
+            #expect(post.tags.realm != nil)
+            #expect(Array(post.scores) == [4.5, -1, .infinity])
+            #expect(Array(post.labels) == ["a", nil, ""])
+            #expect(post.objectSchema["tags"]?.isArray == true)
+            #expect(post.objectSchema["tags"]?.objectClassName == "Tag")
+            #expect(post.objectSchema["labels"]?.isOptional == true)
+            #expect("\(post.objectSchema["labels"]!)" == "labels: List<string?>")
+        }
+    }
+
+    @Test func managedListsChangeInsideWritesAndAreSeenByOtherHandles() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: listConfiguration(dir))
+            let post = Post()
+            post.id = 1
+            try realm.write { try realm.add(post) }
+            try realm.write {
+                post.tags.append(tag("a"))
+                post.tags.append(tag("b"))
+                post.tags.insert(tag("c"), at: 0)
+                post.scores.append(contentsOf: [1, 2, 3])
+                post.scores[1] = 20
+                post.scores.swapAt(0, 2)
+                #expect(Array(post.scores) == [3, 20, 1], "seen inside the write")
+            }
+            #expect(post.tags.map(\.value) == ["c", "a", "b"])
+            let other = try Realm(configuration: listConfiguration(dir))
+            let seen = try #require(other.object(ofType: Post.self, forPrimaryKey: 1))
+            #expect(seen.tags.map(\.value) == ["c", "a", "b"])
+            #expect(Array(seen.scores) == [3, 20, 1])
+            try realm.write {
+                post.tags.move(from: 0, to: 2)
+                post.tags.remove(at: 0)
+                post.scores.removeLast()
+            }
+            #expect(post.tags.map(\.value) == ["b", "c"])
+            #expect(Array(post.scores) == [3, 20])
+            other.refresh()
+            #expect(seen.tags.map(\.value) == ["b", "c"])
+            try realm.write { post.tags.removeAll() }
+            #expect(post.tags.isEmpty)
+            #expect(realm.objects(Tag.self).count == 3, "removing from a list deletes no object")
+            // Assigning a list replaces the contents; `sort()` writes the same list back.
+            try realm.write {
+                let replacement = List<Double>()
+                replacement.append(contentsOf: [9, 7, 8])
+                post.scores = replacement
+                post.scores.sort()
+            }
+            #expect(Array(post.scores) == [7, 8, 9])
+        }
+    }
+
+    @Test func listsMatchSwiftArraysUnderRandomOperations() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: listConfiguration(dir))
+            var generator = SystemRandomNumberGenerator()
+            let post = Post()
+            post.id = 7
+            let tags = (0..<6).map { tag("t\($0)") }
+            try realm.write {
+                try realm.add(post)
+                for t in tags { try realm.add(t) }
+            }
+            var scores: [Double] = []
+            var tagNames: [String] = []
+            for round in 0..<300 {
+                try realm.write {
+                    switch Int.random(in: 0..<7, using: &generator) {
+                    case 0, 1:
+                        let v = Double(round)
+                        post.scores.append(v)
+                        scores.append(v)
+                        let t = tags.randomElement(using: &generator)!
+                        post.tags.append(t)
+                        tagNames.append(t.value)
+                    case 2 where !scores.isEmpty:
+                        let i = Int.random(in: 0..<scores.count, using: &generator)
+                        post.scores.remove(at: i)
+                        scores.remove(at: i)
+                    case 3:
+                        let i = Int.random(in: 0...scores.count, using: &generator)
+                        post.scores.insert(-Double(round), at: i)
+                        scores.insert(-Double(round), at: i)
+                    case 4 where scores.count >= 2:
+                        let i = Int.random(in: 0..<scores.count, using: &generator)
+                        let j = Int.random(in: 0..<scores.count, using: &generator)
+                        post.scores.move(from: i, to: j)
+                        scores.insert(scores.remove(at: i), at: j)
+                    case 5 where !tagNames.isEmpty:
+                        let i = Int.random(in: 0..<tagNames.count, using: &generator)
+                        post.tags.remove(at: i)
+                        tagNames.remove(at: i)
+                    case 6 where !scores.isEmpty:
+                        let i = Int.random(in: 0..<scores.count, using: &generator)
+                        post.scores[i] = 0.5
+                        scores[i] = 0.5
+                    default:
+                        break
+                    }
+                }
+                #expect(post.scores.count == scores.count)
+                if round % 25 == 0 || round == 299 {
+                    #expect(Array(post.scores) == scores, "round \(round)")
+                    #expect(post.tags.map(\.value) == tagNames, "round \(round)")
+                }
+            }
+            #expect(post.scores.last == scores.last)
+            #expect(post.scores.index(of: scores.first ?? -99) == scores.firstIndex(of: scores.first ?? -99))
+        }
+    }
+
+    @Test func deletingObjectsRemovesThemFromListsAndDeletingAnOwnerRemovesItsLists() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: listConfiguration(dir))
+            let a = tag("a")
+            let b = tag("b")
+            let first = Post()
+            first.id = 1
+            first.tags.append(contentsOf: [a, b, a, b, a])
+            let second = Post()
+            second.id = 2
+            second.tags.append(contentsOf: [b, a])
+            second.related.append(first)
+            first.related.append(contentsOf: [second, first])  // a cycle, and a list holding its own object
+            try realm.write {
+                try realm.add(first)
+                try realm.add(second)
+            }
+            #expect(second.related.first?.id == 1)
+            #expect(first.related.map(\.id) == [2, 1])
+            try realm.write { realm.delete(a) }
+            #expect(first.tags.map(\.value) == ["b", "b"], "every occurrence is removed")
+            #expect(second.tags.map(\.value) == ["b"])
+            try realm.write { realm.delete(first) }
+            #expect(second.related.isEmpty)
+            // An object stored again under the same key starts with empty lists.
+            let again = Post()
+            again.id = 1
+            try realm.write { try realm.add(again) }
+            #expect(again.tags.isEmpty && again.related.isEmpty)
+            try realm.write { realm.delete(realm.objects(Tag.self)) }
+            #expect(second.tags.isEmpty)
+            try realm.write { realm.deleteAll() }
+            #expect(realm.objects(Post.self).isEmpty)
+        }
+    }
+
+    @Test func addingWithAnUpdatePolicyReplacesTheStoredLists() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: listConfiguration(dir))
+            let post = Post()
+            post.id = 1
+            post.scores.append(contentsOf: [1, 2, 3])
+            try realm.write { try realm.add(post) }
+            let newer = Post()
+            newer.id = 1
+            newer.scores.append(9)
+            try realm.write { try realm.add(newer, update: .modified) }
+            #expect(Array(realm.object(ofType: Post.self, forPrimaryKey: 1)!.scores) == [9])
+        }
+    }
+
+    @Test func aLongListCountsReadsAndAppendsWithoutWalkingIt() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: listConfiguration(dir))
+            let post = Post()
+            post.id = 1
+            post.scores.append(contentsOf: (0..<100_000).map(Double.init))
+            try realm.write { try realm.add(post) }
+            #expect(post.scores.count == 100_000)
+            #expect(post.scores[99_999] == 99_999)
+            #expect(post.scores[50_000] == 50_000)
+            try realm.write { post.scores.append(-1) }
+            #expect(post.scores.count == 100_001 && post.scores[100_000] == -1)
+        }
+    }
+
+    @Test func queriesOnListsAreRefusedClearlyForNow() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: listConfiguration(dir))
+            #expect(throws: Realm.Error.self) { _ = try realm.objects(Post.self).filter("tags.value == 'x'") }
+        }
+    }
+}
