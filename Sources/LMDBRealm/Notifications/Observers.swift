@@ -226,9 +226,14 @@ final class ResultsObserver<Element: Object>: NotificationObserver {
         let table = binding.table
         let observed = columnMask(keyPaths, of: table)
 
-        /// Whether the object under `key` changed in an observed column between the versions.
-        func changed(_ key: ObjectKey) -> Bool {
-            key.withBytes { k in
+        // Lists are stored apart from records: a logged change to one is taken as it is.
+        let observedLists = table.lists.keys.reduce(UInt64(0)) { $0 | ChangeLog.bit($1) } & observed
+
+        /// Whether the object under `key` changed in an observed column between the versions;
+        /// `logged` are the columns the change logs name for it.
+        func changed(_ key: ObjectKey, logged: UInt64 = 0) -> Bool {
+            if logged & observedLists != 0 { return true }
+            return key.withBytes { k in
                 guard let old = realm.record(of: table, key: k, in: base.view),
                     let new = realm.record(of: table, key: k, in: current.view)
                 else { return true }
@@ -246,12 +251,14 @@ final class ResultsObserver<Element: Object>: NotificationObserver {
                 let candidates = merged.modified.filter { $0.value & observed != 0 }.map(\.key)
                 if candidates.count <= 8 {
                     for key in candidates {
-                        if let i = oldKeys.firstIndex(of: key), changed(key) { modifications.append(i) }
+                        if let i = oldKeys.firstIndex(of: key), changed(key, logged: merged.modified[key] ?? 0) { modifications.append(i) }
                     }
                     modifications.sort()
                 } else {
                     let set = Set(candidates)
-                    for (i, key) in oldKeys.enumerated() where set.contains(key) && changed(key) { modifications.append(i) }
+                    for (i, key) in oldKeys.enumerated() where set.contains(key) && changed(key, logged: merged.modified[key] ?? 0) {
+                        modifications.append(i)
+                    }
                 }
             } else {
                 newKeys = core.evaluatedKeys()
@@ -261,13 +268,15 @@ final class ResultsObserver<Element: Object>: NotificationObserver {
                 if candidates.count * 4 < oldKeys.count {
                     var oldIndex: [ObjectKey: Int] = [:]
                     for (i, key) in oldKeys.enumerated() where candidates.contains(key) { oldIndex[key] = i }
-                    for (key, i) in oldIndex where d.keptOldToNew[i] >= 0 && merged.columns(of: key) & observed != 0 && changed(key) {
+                    for (key, i) in oldIndex
+                    where d.keptOldToNew[i] >= 0 && merged.columns(of: key) & observed != 0 && changed(key, logged: merged.columns(of: key)) {
                         modifications.append(i)
                     }
                     modifications.sort()
                 } else {
                     for (i, key) in oldKeys.enumerated()
-                    where d.keptOldToNew[i] >= 0 && candidates.contains(key) && merged.columns(of: key) & observed != 0 && changed(key) {
+                    where d.keptOldToNew[i] >= 0 && candidates.contains(key) && merged.columns(of: key) & observed != 0
+                        && changed(key, logged: merged.columns(of: key)) {
                         modifications.append(i)
                     }
                 }

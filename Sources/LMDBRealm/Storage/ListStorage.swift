@@ -181,8 +181,15 @@ extension WriteSession {
         for (source, column) in sources {
             guard let list = source.lists[column], let references = list.references else { continue }
             guard let targets else {
+                // Every element goes: the owners that had any are told their list changed.
+                var owners = Set<ObjectKey>()
+                try UnsafeCursor(transaction: txn, dbi: references.dbi).forEach { _, owner in
+                    owners.insert(ObjectKey(owner))
+                    return true
+                }
                 try txn.empty(list.items.dbi)
                 try txn.empty(references.dbi)
+                for owner in owners { listChanged(owner: owner, table: source, column: column) }
                 continue
             }
             let removed = Set(targets.map { $0.withBytes { Array($0) } })

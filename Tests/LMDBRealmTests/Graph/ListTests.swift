@@ -229,4 +229,26 @@ private func tag(_ value: String, _ weight: Int = 0) -> Tag {
             #expect(throws: Realm.Error.self) { _ = try realm.objects(Post.self).filter("tags.value == 'x'") }
         }
     }
+
+    @Test func aListChangeIsAModificationOfItsOwnerAndAnAddedOwnerOnlyAnInsertion() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: listConfiguration(dir))
+            let first = Post()
+            first.id = 1
+            try realm.write { try realm.add(first) }
+            var deltas: [Delta] = []
+            let token = realm.objects(Post.self).observe { deltas.append(Delta($0)) }
+            let second = Post()
+            second.id = 2
+            second.scores.append(1)
+            second.tags.append(tag("x"))
+            try realm.write { try realm.add(second) }
+            #expect(deltas.last == Delta(insertions: [1], count: 2))
+            try realm.write { first.scores.append(2) }
+            #expect(deltas.last == Delta(modifications: [0], count: 2))
+            try realm.write { realm.delete(realm.objects(Tag.self)) }
+            #expect(deltas.last == Delta(modifications: [1], count: 2), "losing a list element modifies the owner")
+            token.invalidate()
+        }
+    }
 }
