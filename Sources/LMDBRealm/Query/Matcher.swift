@@ -41,7 +41,7 @@ struct QueryCompiler {
     }
 
     func compile(_ node: QueryNode) -> Matcher {
-        if let path = node.property, path.contains(".") { return throughLink(node, path: path) }
+        if let path = node.property, path.isKeyPath { return throughLink(node, path: path) }
         switch node {
         case .constant(let value):
             return { _, _ in value }

@@ -42,7 +42,7 @@ extension Results {
                 "Cannot sort on key path '\(d.keyPath)': sorting is only supported on properties of value kinds, not links or lists")
         }
         if let binding = core.resolveBinding() {
-            for d in descriptors where !d.keyPath.contains(".") { _ = core.realm.storedColumn(d.keyPath, of: binding.table, for: "sort") }
+            for d in descriptors where !d.keyPath.isKeyPath { _ = core.realm.storedColumn(d.keyPath, of: binding.table, for: "sort") }
         }
         return Results(core: core.appending(.sort(descriptors)))
     }

@@ -235,7 +235,7 @@ final class ResultsCore {
         }
         let generation = realm.generation
         let orders: [(Order, Bool)] = descriptors.map { d in
-            guard d.keyPath.contains(".") else {
+            guard d.keyPath.isKeyPath else {
                 return (.field(FieldOrder(table: table, column: realm.storedColumn(d.keyPath, of: table, for: "sort"), file: realm.file)), d.ascending)
             }
             let (values, type) = valuesThroughLinks(d.keyPath, generation: generation)

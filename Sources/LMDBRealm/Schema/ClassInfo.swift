@@ -187,6 +187,7 @@ final class ClassInfo: @unchecked Sendable {
     /// The property a key path names: one of the class's, or one reached through to-one links
     /// (`byline.name`); `nil` if a name on the way is unknown or not a link.
     func property(atKeyPath path: String) -> Property? {
+        if !path.isKeyPath { return schema[path] }
         var names = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         let last = names.removeLast()
         var info = self
@@ -203,4 +204,11 @@ final class ClassInfo: @unchecked Sendable {
     static func named(_ className: String) -> ClassInfo? {
         lock.withLock { cache.values.first { $0.schema.className == className } }
     }
+}
+
+extension String {
+    /// Whether this names a key path through links (`byline.name`) rather than one property.
+    /// (Checked on the UTF-8 bytes: `contains(".")` goes through Foundation's string search,
+    /// which costs a microsecond on every query built.)
+    var isKeyPath: Bool { utf8.contains(UInt8(ascii: ".")) }
 }
