@@ -18,6 +18,7 @@ final class Person: Object {
 final class Team: Object {
     @Persisted(primaryKey: true) var id: Int
     @Persisted var name = ""
+    @Persisted var members: List<Member>
 }
 
 final class Member: Object {
@@ -30,8 +31,9 @@ final class CommitMark: Object {
     @Persisted(primaryKey: true) var id: Int
 }
 
-/// Commit after commit: a team with five members linking to it and to each other, links moved
-/// to older objects, and deletions that nullify links; each commit leaves a mark.
+/// Commit after commit: a team with five members linking to it and to each other and listing
+/// them, links and list elements moved to older objects, and deletions that nullify links and
+/// empty list places; each commit leaves a mark.
 func runGraphWorkload(path: String) throws -> Never {
     let config = Realm.Configuration(fileURL: URL(fileURLWithPath: path), objectTypes: [Team.self, Member.self, CommitMark.self])
     let realm = try Realm(configuration: config)
@@ -47,11 +49,16 @@ func runGraphWorkload(path: String) throws -> Never {
                 member.id = n * 10 + i
                 member.team = team
                 member.mentor = previous ?? realm.object(ofType: Member.self, forPrimaryKey: (n - 1) * 10)
+                team.members.append(member)
                 previous = member
             }
             try realm.add(previous!)
             if n >= 3 {
-                if let old = realm.object(ofType: Member.self, forPrimaryKey: (n - 3) * 10 + 2) { old.team = team }
+                if let old = realm.object(ofType: Member.self, forPrimaryKey: (n - 3) * 10 + 2) {
+                    old.team = team
+                    team.members.insert(old, at: 1)
+                    if let older = realm.object(ofType: Team.self, forPrimaryKey: n - 3), !older.members.isEmpty { older.members.remove(at: 0) }
+                }
             }
             if n % 3 == 0, let doomed = realm.object(ofType: Team.self, forPrimaryKey: n - 2) { realm.delete(doomed) }
             if n % 4 == 1, let doomed = realm.object(ofType: Member.self, forPrimaryKey: (n - 1) * 10 + 1) { realm.delete(doomed) }

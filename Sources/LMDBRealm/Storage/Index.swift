@@ -78,8 +78,49 @@ extension StoreView {
                     if extra > 0 { problems.append("\(name): \(extra) index entr(ies) with no matching object") }
                 }
             }
+            problems += try listProblems(of: tables, in: file)
         } catch {
             problems.append("reading failed: \(error)")
+        }
+        return problems
+    }
+
+    /// Each way the lists of objects disagree with the file: an element naming an object that
+    /// is gone, an owner that is gone, a reference with no element behind it, or an element
+    /// with no reference.
+    private func listProblems(of tables: [Table], in file: StoreFile) throws -> [String] {
+        var problems: [String] = []
+        let byName = Dictionary(tables.map { ($0.className, $0) }, uniquingKeysWith: { a, _ in a })
+        for table in tables {
+            for (column, list) in table.lists.sorted(by: { $0.key < $1.key }) {
+                let property = table.schema.properties[column]
+                let name = "\(table.className).\(property.name)"
+                var pairs = Set<[UInt8]>()
+                var missingTargets = 0
+                var missingOwners = 0
+                try UnsafeCursor(transaction: transaction, dbi: list.items.dbi).forEach { key, value in
+                    let length = Int(key[0]) << 8 | Int(key[1])
+                    let owner = Array(key[2..<(2 + length)])
+                    if try owner.withUnsafeBytes({ try transaction.get(table.database.dbi, key: $0) }) == nil { missingOwners += 1 }
+                    if let target = property.objectClassName.flatMap({ byName[$0] }), let element = ListKey.element(value) {
+                        if try transaction.get(target.database.dbi, key: element) == nil { missingTargets += 1 }
+                        pairs.insert([UInt8(truncatingIfNeeded: element.count >> 8), UInt8(truncatingIfNeeded: element.count)] + Array(element) + owner)
+                    }
+                    return true
+                }
+                if missingOwners > 0 { problems.append("\(name): \(missingOwners) list element(s) of objects that are gone") }
+                if missingTargets > 0 { problems.append("\(name): \(missingTargets) list element(s) naming objects that are gone") }
+                guard let references = list.references else { continue }
+                var referenced = Set<[UInt8]>()
+                try UnsafeCursor(transaction: transaction, dbi: references.dbi).forEach { target, owner in
+                    referenced.insert([UInt8(truncatingIfNeeded: target.count >> 8), UInt8(truncatingIfNeeded: target.count)] + Array(target) + Array(owner))
+                    return true
+                }
+                let stale = referenced.subtracting(pairs).count
+                let unreferenced = pairs.subtracting(referenced).count
+                if stale > 0 { problems.append("\(name): \(stale) reference(s) to lists that no longer hold the object") }
+                if unreferenced > 0 { problems.append("\(name): \(unreferenced) list element(s) missing from the references") }
+            }
         }
         return problems
     }

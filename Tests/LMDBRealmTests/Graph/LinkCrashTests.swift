@@ -7,6 +7,7 @@ import Testing
 final class Team: Object {
     @Persisted(primaryKey: true) var id: Int
     @Persisted var name = ""
+    @Persisted var members: List<Member>
 }
 
 final class Member: Object {
@@ -20,7 +21,8 @@ final class CommitMark: Object {
 }
 
 /// A process killed at any instant of a graph write leaves every acknowledged commit, nothing
-/// half-applied, and links consistent with their indexes (no link to a deleted object).
+/// half-applied, and links and lists consistent with their indexes (no link or list element
+/// naming a deleted object).
 @Suite struct LinkCrashTests {
     let helper = builtExecutable(named: "RealmTestHelper")
 
@@ -72,6 +74,10 @@ final class CommitMark: Object {
                 #expect(try members.filter("team != nil").count == members.filter { $0.team != nil }.count)
                 #expect(try members.filter("mentor != nil").count == members.filter { $0.mentor != nil }.count)
                 #expect(members.filter { $0.team?.id ?? -1 >= 0 }.allSatisfy { $0.team!.name == "team \($0.team!.id)" })
+                // Every list element is a stored member (a deleted one left no place behind).
+                let teams = realm.objects(Team.self)
+                #expect(teams.allSatisfy { team in team.members.allSatisfy { !$0.isInvalidated } })
+                #expect(teams.filter { $0.id == newest }.first?.members.count == (newest >= 3 && realm.object(ofType: Member.self, forPrimaryKey: (newest - 3) * 10 + 2) != nil ? 6 : 5))
             }
         }
     }

@@ -153,6 +153,7 @@ private func tag(_ value: String, _ weight: Int = 0) -> Tag {
                 }
             }
             #expect(post.scores.last == scores.last)
+            #expect(realm.indexProblems() == [])
             #expect(post.scores.index(of: scores.first ?? -99) == scores.firstIndex(of: scores.first ?? -99))
         }
     }
@@ -186,8 +187,10 @@ private func tag(_ value: String, _ weight: Int = 0) -> Tag {
             again.id = 1
             try realm.write { try realm.add(again) }
             #expect(again.tags.isEmpty && again.related.isEmpty)
+            #expect(realm.indexProblems() == [])
             try realm.write { realm.delete(realm.objects(Tag.self)) }
             #expect(second.tags.isEmpty)
+            #expect(realm.indexProblems() == [])
             try realm.write { realm.deleteAll() }
             #expect(realm.objects(Post.self).isEmpty)
         }
