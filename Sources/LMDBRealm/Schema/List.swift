@@ -79,9 +79,14 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
         owner._appendToList(column, element)
     }
 
-    /// Adds the elements of `elements` at the end, in order.
+    /// Adds the elements of `objects` at the end, in order (RealmSwift's name).
+    public func append<S: Sequence>(objectsIn objects: S) where S.Element == Element {
+        for element in objects { append(element) }
+    }
+
+    /// Adds the elements of `elements` at the end, in order, as ``append(objectsIn:)`` does.
     public func append<S: Sequence>(contentsOf elements: S) where S.Element == Element {
-        for element in elements { append(element) }
+        append(objectsIn: elements)
     }
 
     /// Inserts `element` at `index` (at most `count`).

@@ -41,6 +41,24 @@ func linkConfiguration(_ dir: URL) -> Realm.Configuration {
     makeConfiguration(dir, types: [Story.self, Writer.self, Peer.self])
 }
 
+/// Adds two peers who are each other's friend, and one who is its own friend.
+private func addPeerCycles(to realm: Realm) throws -> (a: Peer, b: Peer, loner: Peer) {
+    let a = Peer()
+    a.name = "a"
+    let b = Peer()
+    b.name = "b"
+    a.friend = b
+    b.friend = a
+    let loner = Peer()
+    loner.name = "self"
+    loner.friend = loner
+    try realm.write {
+        try realm.add(a)
+        try realm.add(loner)
+    }
+    return (a, b, loner)
+}
+
 @Suite struct LinkTests {
     @Test func addingAnObjectAddsTheUnmanagedObjectsItLinksTo() throws {
         try withTemporaryDirectory { dir in
@@ -135,19 +153,7 @@ func linkConfiguration(_ dir: URL) -> Realm.Configuration {
     @Test func cyclesAreStoredWithBothEnds() throws {
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: linkConfiguration(dir))
-            let a = Peer()
-            a.name = "a"
-            let b = Peer()
-            b.name = "b"
-            a.friend = b
-            b.friend = a
-            let loner = Peer()
-            loner.name = "self"
-            loner.friend = loner
-            try realm.write {
-                try realm.add(a)
-                try realm.add(loner)
-            }
+            let (a, _, loner) = try addPeerCycles(to: realm)
             #expect(realm.objects(Peer.self).count == 3)
             #expect(a.friend?.name == "b")
             #expect(a.friend?.friend?.name == "a")
@@ -193,19 +199,7 @@ func linkConfiguration(_ dir: URL) -> Realm.Configuration {
     @Test func deletingALinkingObjectOrALinkToItselfLeavesTheIndexesConsistent() throws {
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: linkConfiguration(dir))
-            let a = Peer()
-            a.name = "a"
-            let b = Peer()
-            b.name = "b"
-            a.friend = b
-            b.friend = a
-            let loner = Peer()
-            loner.name = "self"
-            loner.friend = loner
-            try realm.write {
-                try realm.add(a)
-                try realm.add(loner)
-            }
+            let (a, b, loner) = try addPeerCycles(to: realm)
             try realm.write {
                 realm.delete(a)
                 realm.delete(loner)

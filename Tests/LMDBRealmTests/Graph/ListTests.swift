@@ -37,7 +37,7 @@ private func tag(_ value: String, _ weight: Int = 0) -> Tag {
             let swift = tag("swift", 3)
             post.tags.append(swift)
             post.tags.append(contentsOf: [tag("lmdb"), swift])  // duplicates are allowed
-            post.scores.append(contentsOf: [4.5, -1, .infinity])
+            post.scores.append(objectsIn: [4.5, -1, .infinity])  // RealmSwift's name
             post.labels.append(contentsOf: ["a", nil, ""])
             #expect(post.tags.count == 3 && post.tags[1].value == "lmdb")
             try realm.write { try realm.add(post) }
