@@ -71,22 +71,23 @@ extension Object {
         }
     }
 
-    /// Rewrites the stored list with what `body` makes of its elements.
-    final func _changeList<Element: _Persistable>(_ column: Int32, as: Element.Type, _ body: (inout [Element]) -> Void) {
+    /// Applies `edit` to the stored list: the elements stay as stored bytes, and only the ones
+    /// the edit brings in are encoded (an unmanaged object is added first).
+    final func _editList<Element: _Persistable>(_ column: Int32, _ edit: ListEdit<Element>) {
         guard let (realm, table, stored) = listWrite(column) else { return }
+        for element in edit.newElements { guard realm.manage(element) else { return } }
         let list = table.lists[stored]!
-        let fields: [[UInt8]?]
+        let old: [[UInt8]?]
         do {
-            fields = try _key.withBytes { try realm.readView().listElements(list, owner: $0) }
+            old = try _key.withBytes { try realm.readView().listElements(list, owner: $0) }
         } catch {
             realm.recordWriteFailure(error, doing: "Cannot read a list of '\(table.className)' in")
             return
         }
-        var elements = fields.map { Self.decodeElement($0, as: Element.self, in: realm) }
-        body(&elements)
-        for element in elements { guard realm.manage(element) else { return } }
+        var fields = old
+        edit.apply(to: &fields) { $0._rlmWithBytes { $0.map(Array.init) } }
         do {
-            try realm.session!.setList(elements.map { $0._rlmWithBytes { $0.map(Array.init) } }, of: _key, in: table, column: stored)
+            try realm.session!.setList(fields, old: old, of: _key, in: table, column: stored)
         } catch {
             realm.recordWriteFailure(error, doing: "Cannot change a list of '\(table.className)' in")
         }

@@ -58,16 +58,7 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
             guard let owner else { return storage[position] }
             return owner._listElement(column, at: position, as: Element.self)
         }
-        set {
-            guard let owner else {
-                storage[position] = newValue
-                return
-            }
-            owner._changeList(column, as: Element.self) { elements in
-                require(position >= 0 && position < elements.count, "Index \(position) is out of bounds (must be less than \(elements.count)).")
-                elements[position] = newValue
-            }
-        }
+        set { apply(.replace(position, newValue)) }
     }
 
     /// Adds `element` at the end.
@@ -90,63 +81,86 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
     }
 
     /// Inserts `element` at `index` (at most `count`).
-    public func insert(_ element: Element, at index: Int) {
-        change { elements in
-            require(index >= 0 && index <= elements.count, "Index \(index) is out of bounds (must be less than or equal to \(elements.count)).")
-            elements.insert(element, at: index)
-        }
-    }
+    public func insert(_ element: Element, at index: Int) { apply(.insert(element, index)) }
 
     /// Removes the element at `index`.
-    public func remove(at index: Int) {
-        change { elements in
-            require(index >= 0 && index < elements.count, "Index \(index) is out of bounds (must be less than \(elements.count)).")
-            elements.remove(at: index)
-        }
-    }
+    public func remove(at index: Int) { apply(.remove(index)) }
 
     /// Removes the last element; the list must not be empty.
-    public func removeLast() {
-        change { elements in
-            require(!elements.isEmpty, "Cannot remove the last element of an empty list.")
-            elements.removeLast()
-        }
-    }
+    public func removeLast() { apply(.removeLast) }
 
     /// Removes every element (the objects of a list of objects stay in the realm).
-    public func removeAll() {
-        change { $0.removeAll() }
-    }
+    public func removeAll() { apply(.replaceAll([])) }
 
     /// Moves the element at `from` to `to`.
-    public func move(from: Int, to: Int) {
-        change { elements in
-            require(from >= 0 && from < elements.count && to >= 0 && to < elements.count, "Index out of bounds in move(from: \(from), to: \(to)) on a list of \(elements.count).")
-            let element = elements.remove(at: from)
-            elements.insert(element, at: to)
-        }
-    }
+    public func move(from: Int, to: Int) { apply(.move(from, to)) }
 
     /// Exchanges the elements at `i` and `j`.
-    public func swapAt(_ i: Int, _ j: Int) {
-        change { elements in
-            require(i >= 0 && i < elements.count && j >= 0 && j < elements.count, "Index out of bounds in swapAt(\(i), \(j)) on a list of \(elements.count).")
-            elements.swapAt(i, j)
-        }
-    }
+    public func swapAt(_ i: Int, _ j: Int) { apply(.swap(i, j)) }
 
     /// Replaces the element at `index` with `object`.
-    public func replace(index: Int, object: Element) {
-        self[index] = object
-    }
+    public func replace(index: Int, object: Element) { apply(.replace(index, object)) }
 
-    /// Applies `body` to the elements, in memory or in the stored list.
-    private func change(_ body: (inout [Element]) -> Void) {
+    /// Applies `edit` to the elements in memory, or to the stored list.
+    private func apply(_ edit: ListEdit<Element>) {
         guard let owner else {
-            body(&storage)
+            edit.apply(to: &storage) { $0 }
             return
         }
-        owner._changeList(column, as: Element.self, body)
+        owner._editList(column, edit)
+    }
+}
+
+/// One change to a list, applied alike to an unmanaged list's elements and to a stored list's
+/// element bytes (which need not be decoded for it).
+enum ListEdit<Element> {
+    case insert(Element, Int)
+    case replace(Int, Element)
+    case remove(Int)
+    case removeLast
+    case move(Int, Int)
+    case swap(Int, Int)
+    case replaceAll([Element])
+
+    /// The elements the edit brings in.
+    var newElements: [Element] {
+        switch self {
+        case .insert(let e, _), .replace(_, let e): [e]
+        case .replaceAll(let elements): elements
+        default: []
+        }
+    }
+
+    /// Applies the edit to `items`, making each new element an item with `item`; an index out
+    /// of bounds stops the process with RealmSwift's message.
+    func apply<Item>(to items: inout [Item], _ item: (Element) -> Item) {
+        func check(_ i: Int, _ limit: Int) {
+            require(i >= 0 && i < limit, "Index \(i) is out of bounds (must be less than \(limit)).")
+        }
+        switch self {
+        case .insert(let e, let i):
+            check(i, items.count + 1)
+            items.insert(item(e), at: i)
+        case .replace(let i, let e):
+            check(i, items.count)
+            items[i] = item(e)
+        case .remove(let i):
+            check(i, items.count)
+            items.remove(at: i)
+        case .removeLast:
+            require(!items.isEmpty, "Cannot remove the last element of an empty list.")
+            items.removeLast()
+        case .move(let from, let to):
+            check(from, items.count)
+            check(to, items.count)
+            items.insert(items.remove(at: from), at: to)
+        case .swap(let i, let j):
+            check(i, items.count)
+            check(j, items.count)
+            items.swapAt(i, j)
+        case .replaceAll(let elements):
+            items = elements.map(item)
+        }
     }
 }
 
@@ -194,8 +208,7 @@ extension List: _PersistableNonOptional {
         if let owner = value.owner, owner === object || (owner._key == object._key && owner.realm === object.realm), value.column == column {
             return
         }
-        let elements = Array(value)
-        object._changeList(column, as: Element.self) { $0 = elements }
+        object._editList(column, ListEdit.replaceAll(Array(value)))
     }
 }
 

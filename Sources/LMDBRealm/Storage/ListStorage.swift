@@ -120,17 +120,21 @@ extension StoreView {
 }
 
 extension WriteSession {
-    /// Replaces the whole of `owner`'s list in `table`'s list `column` with `elements`.
-    func setList(_ elements: [[UInt8]?], of owner: ObjectKey, in table: Table, column: Int) throws {
+    /// Replaces `owner`'s list in `table`'s list `column` with `elements`; `old`, if the caller
+    /// has read them, are the elements stored now. Only the positions from the first that
+    /// differs are rewritten.
+    func setList(_ elements: [[UInt8]?], old: [[UInt8]?]? = nil, of owner: ObjectKey, in table: Table, column: Int) throws {
         let list = table.lists[column]!
         try owner.withBytes { owner in
             let prefix = ListKey.prefix(owner)
-            let old = try view.listElements(list, owner: owner)
+            let old = try old ?? view.listElements(list, owner: owner)
+            let kept = zip(old, elements).prefix { $0 == $1 }.count
+            guard kept < max(old.count, elements.count) else { return }
             let txn = view.transaction
-            for position in stride(from: old.count - 1, through: 0, by: -1) {
+            for position in stride(from: old.count - 1, through: kept, by: -1) {
                 try ListKey.key(prefix, position).withUnsafeBytes { _ = try txn.delete(list.items.dbi, key: $0) }
             }
-            for (position, element) in elements.enumerated() {
+            for (position, element) in elements.enumerated().dropFirst(kept) {
                 let value = element.map { e in e.withUnsafeBytes { ListKey.value($0) } } ?? ListKey.value(nil)
                 try ListKey.key(prefix, position).withUnsafeBytes { k in
                     try value.withUnsafeBytes { v in _ = try txn.put(list.items.dbi, key: k, value: v) }

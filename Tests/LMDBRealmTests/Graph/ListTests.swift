@@ -17,8 +17,33 @@ final class Post: Object {
     @Persisted var related: List<Post>
 }
 
+// Models written as RealmSwift's documentation writes relationships: a to-one link and a list
+// declared with an initial value.
+final class DogToy: Object {
+    @Persisted var name = ""
+}
+
+final class Dog: Object {
+    @Persisted var name = ""
+    @Persisted var age = 0
+    @Persisted var breed: String?
+    @Persisted var favoriteToy: DogToy?
+}
+
+final class DogOwner: Object {
+    @Persisted(primaryKey: true) var _id: ObjectId
+    @Persisted var name = ""
+    @Persisted var dogs = List<Dog>()
+}
+
 func listConfiguration(_ dir: URL) -> Realm.Configuration {
     makeConfiguration(dir, types: [Post.self, Tag.self])
+}
+
+private func makePost(_ id: Int) -> Post {
+    let p = Post()
+    p.id = id
+    return p
 }
 
 private func tag(_ value: String, _ weight: Int = 0) -> Tag {
@@ -32,8 +57,7 @@ private func tag(_ value: String, _ weight: Int = 0) -> Tag {
     @Test func anUnmanagedListIsAnArrayAndIsStoredWithItsObject() throws {
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: listConfiguration(dir))
-            let post = Post()
-            post.id = 1
+            let post = makePost(1)
             let swift = tag("swift", 3)
             post.tags.append(swift)
             post.tags.append(contentsOf: [tag("lmdb"), swift])  // duplicates are allowed
@@ -58,8 +82,7 @@ private func tag(_ value: String, _ weight: Int = 0) -> Tag {
     @Test func managedListsChangeInsideWritesAndAreSeenByOtherHandles() throws {
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: listConfiguration(dir))
-            let post = Post()
-            post.id = 1
+            let post = makePost(1)
             try realm.write { try realm.add(post) }
             try realm.write {
                 post.tags.append(tag("a"))
@@ -102,8 +125,7 @@ private func tag(_ value: String, _ weight: Int = 0) -> Tag {
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: listConfiguration(dir))
             var generator = SystemRandomNumberGenerator()
-            let post = Post()
-            post.id = 7
+            let post = makePost(7)
             let tags = (0..<6).map { tag("t\($0)") }
             try realm.write {
                 try realm.add(post)
@@ -163,11 +185,9 @@ private func tag(_ value: String, _ weight: Int = 0) -> Tag {
             let realm = try Realm(configuration: listConfiguration(dir))
             let a = tag("a")
             let b = tag("b")
-            let first = Post()
-            first.id = 1
+            let first = makePost(1)
             first.tags.append(contentsOf: [a, b, a, b, a])
-            let second = Post()
-            second.id = 2
+            let second = makePost(2)
             second.tags.append(contentsOf: [b, a])
             second.related.append(first)
             first.related.append(contentsOf: [second, first])  // a cycle, and a list holding its own object
@@ -183,8 +203,7 @@ private func tag(_ value: String, _ weight: Int = 0) -> Tag {
             try realm.write { realm.delete(first) }
             #expect(second.related.isEmpty)
             // An object stored again under the same key starts with empty lists.
-            let again = Post()
-            again.id = 1
+            let again = makePost(1)
             try realm.write { try realm.add(again) }
             #expect(again.tags.isEmpty && again.related.isEmpty)
             #expect(realm.indexProblems() == [])
@@ -199,12 +218,10 @@ private func tag(_ value: String, _ weight: Int = 0) -> Tag {
     @Test func addingWithAnUpdatePolicyReplacesTheStoredLists() throws {
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: listConfiguration(dir))
-            let post = Post()
-            post.id = 1
+            let post = makePost(1)
             post.scores.append(contentsOf: [1, 2, 3])
             try realm.write { try realm.add(post) }
-            let newer = Post()
-            newer.id = 1
+            let newer = makePost(1)
             newer.scores.append(9)
             try realm.write { try realm.add(newer, update: .modified) }
             #expect(Array(realm.object(ofType: Post.self, forPrimaryKey: 1)!.scores) == [9])
@@ -214,8 +231,7 @@ private func tag(_ value: String, _ weight: Int = 0) -> Tag {
     @Test func aLongListCountsReadsAndAppendsWithoutWalkingIt() throws {
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: listConfiguration(dir))
-            let post = Post()
-            post.id = 1
+            let post = makePost(1)
             post.scores.append(contentsOf: (0..<100_000).map(Double.init))
             try realm.write { try realm.add(post) }
             #expect(post.scores.count == 100_000)
@@ -236,13 +252,11 @@ private func tag(_ value: String, _ weight: Int = 0) -> Tag {
     @Test func aListChangeIsAModificationOfItsOwnerAndAnAddedOwnerOnlyAnInsertion() throws {
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: listConfiguration(dir))
-            let first = Post()
-            first.id = 1
+            let first = makePost(1)
             try realm.write { try realm.add(first) }
             var deltas: [Delta] = []
             let token = realm.objects(Post.self).observe { deltas.append(Delta($0)) }
-            let second = Post()
-            second.id = 2
+            let second = makePost(2)
             second.scores.append(1)
             second.tags.append(tag("x"))
             try realm.write { try realm.add(second) }
@@ -252,6 +266,62 @@ private func tag(_ value: String, _ weight: Int = 0) -> Tag {
             try realm.write { realm.delete(realm.objects(Tag.self)) }
             #expect(deltas.last == Delta(modifications: [1], count: 2), "losing a list element modifies the owner")
             token.invalidate()
+        }
+    }
+
+    @Test func relationshipsWrittenAsRealmSwiftsDocumentationWritesThem() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: makeConfiguration(dir, types: [DogOwner.self, Dog.self, DogToy.self]))
+            let owner = DogOwner()
+            owner._id = ObjectId.generate()
+            owner.name = "Ali"
+            let rex = Dog()
+            rex.name = "Rex"
+            let fido = Dog()
+            fido.name = "Fido"
+            fido.breed = "Beagle"
+            owner.dogs.append(objectsIn: [rex, fido])
+            try realm.write { try realm.add(owner) }
+            #expect(owner.dogs.count == 2)
+            #expect(owner.dogs.first?.name == "Rex")
+            #expect(owner.dogs.last?.breed == "Beagle")
+            let toy = DogToy()
+            toy.name = "Ball"
+            try realm.write {
+                owner.dogs[0].favoriteToy = toy
+                owner.dogs.append(Dog())
+            }
+            #expect(realm.objects(DogToy.self).first?.name == "Ball")
+            #expect(realm.objects(Dog.self).count == 3)
+            #expect(try realm.objects(Dog.self).filter("favoriteToy.name == 'Ball'").first?.name == "Rex")
+        }
+    }
+
+    @Test func aListAppendThatCannotAddItsObjectFailsTheWholeWrite() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: listConfiguration(dir))
+            let owner = makePost(1)
+            owner.tags.append(tag("taken", 1))
+            try realm.write { try realm.add(owner) }
+            do {
+                try realm.write {
+                    owner.scores.append(1)
+                    owner.tags.append(tag("new"))
+                    owner.tags.append(tag("taken", 2))  // the key is taken: the write fails here
+                    owner.tags.append(tag("after"))
+                }
+                Issue.record("the write committed")
+            } catch let error as Realm.Error {
+                #expect(error.code == .primaryKeyExists)
+            }
+            // Nothing of the write is in the file, and the realm reads the old version.
+            #expect(owner.tags.map(\.value) == ["taken"])
+            #expect(owner.scores.isEmpty)
+            #expect(realm.objects(Tag.self).map(\.value) == ["taken"])
+            #expect(realm.object(ofType: Tag.self, forPrimaryKey: "taken")?.weight == 1)
+            let other = try Realm(configuration: listConfiguration(dir))
+            #expect(other.objects(Tag.self).count == 1)
+            #expect(realm.indexProblems() == [])
         }
     }
 }
