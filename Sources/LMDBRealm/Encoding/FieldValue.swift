@@ -14,7 +14,7 @@ func decodeValue(_ field: UnsafeRawBufferPointer, type: PropertyType) -> any Sen
     case .decimal: Decimal._rlmDecode(field)
     case .data: Data._rlmDecode(field)
     // A link: the target's key, which tells one target from another.
-    case .object: Data(field)
+    case .object, .linkingObjects: Data(field)
     }
 }
 

@@ -316,6 +316,8 @@ extension QueryNode {
         switch self {
         case .block: true
         case .constant, .comparison, .between, .membership, .stringMatch: false
+        case .collection(_, _, let element): element.hasBlock
+        case .aggregate(_, _, _, let filter, _, _): filter?.hasBlock ?? false
         case .and(let children), .or(let children): children.contains { $0.hasBlock }
         case .not(let child): child.hasBlock
         }

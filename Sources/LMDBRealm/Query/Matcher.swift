@@ -15,6 +15,16 @@ protocol QueryContext: AnyObject {
     /// The record of the object of `table` stored under `key` in the version being queried,
     /// checked, or `nil`.
     func linkedRecord(of table: Table, key: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer?
+    /// Calls `body` with each element of `owner`'s list in list column `column` of `table`
+    /// (`nil` for a null), in order, until it returns false.
+    func forEachListElement(of table: Table, column: Int, owner: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) -> Bool)
+    /// The length of `owner`'s list in list column `column` of `table`.
+    func listCount(of table: Table, column: Int, owner: UnsafeRawBufferPointer) -> Int
+    /// Calls `body` with the key of each object of `origin` whose link or list column `column`
+    /// holds `target`, until it returns false.
+    func forEachBacklink(from origin: Table, column: Int, to target: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Bool)
+    /// How many objects of `origin` hold `target` in their link or list column `column`.
+    func backlinkCount(from origin: Table, column: Int, to target: UnsafeRawBufferPointer) -> Int
 }
 
 /// Compiles ``QueryNode``s against one table's stored schema.
@@ -31,6 +41,8 @@ struct QueryCompiler {
     let table: Table
     let binding: TableBinding
     let realm: any QueryContext
+    /// When compiling the test of a collection's values: their kind, read as `self`.
+    var elementType: PropertyType? = nil
 
     /// The stored column of `name`; the query was validated against the schema before.
     func column(_ name: String) -> Int {
@@ -46,18 +58,43 @@ struct QueryCompiler {
         case .constant(let value):
             return { _, _ in value }
         case .comparison(let property, let op, let value, let options):
-            return comparison(column(property), op, value, options)
+            return comparison(property, op, value, options)
         case .between(let property, let lower, let upper):
-            let c = column(property)
-            let low = comparison(c, .greaterOrEqual, lower, [])
-            let high = comparison(c, .lessOrEqual, upper, [])
+            let low = comparison(property, .greaterOrEqual, lower, [])
+            let high = comparison(property, .lessOrEqual, upper, [])
             return { k, r in low(k, r) && high(k, r) }
         case .membership(let property, let values):
-            let c = column(property)
-            let tests = values.map { comparison(c, .equal, $0, []) }
+            let tests = values.map { comparison(property, .equal, $0, []) }
             return { k, r in tests.contains { $0(k, r) } }
         case .stringMatch(let property, let op, let pattern, let options):
-            return stringMatch(column(property), op, pattern, options)
+            return stringMatch(property, op, pattern, options)
+        case .collection(let path, let quantifier, let element):
+            let source = collection(path)
+            let walk = source.walk
+            let test = elementTest(source, element)
+            switch quantifier {
+            case .any:
+                return { k, r in
+                    var found = false
+                    walk(k, r) { e in
+                        found = test(e)
+                        return !found
+                    }
+                    return found
+                }
+            case .all, .none:
+                let wanted = quantifier == .all
+                return { k, r in
+                    var holds = true
+                    walk(k, r) { e in
+                        holds = test(e) == wanted
+                        return holds
+                    }
+                    return holds
+                }
+            }
+        case .aggregate(let path, let function, let property, let filter, let op, let value):
+            return aggregate(path, function, property, filter, op, value)
         case .and(let children):
             let tests = children.map(compile)
             return { k, r in tests.allSatisfy { $0(k, r) } }
@@ -106,36 +143,63 @@ struct QueryCompiler {
 
     // MARK: - Comparisons
 
-    private func comparison(_ column: Int, _ op: ComparisonOperator, _ value: QueryValue, _ options: StringOptions) -> Matcher {
-        let table = table
-        let file = realm.file
-        let type = table.schema.properties[column].type
-        /// The field, or nil for a null.
-        func field(_ r: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
-            table.field(r.baseAddress!, size: r.count, column: column, in: file)
+    /// What a leaf test on `property` reads: a record's field, or (`self`) the element a
+    /// collection test hands over, or the object's own key.
+    private enum Reader {
+        case record(RecordField, PropertyType)
+        case element(PropertyType)
+        case key
+    }
+
+    private func reader(_ property: String) -> Reader {
+        if property == "self" { return elementType.map(Reader.element) ?? .key }
+        let c = column(property)
+        return .record(RecordField(table: table, column: c, file: realm.file), table.schema.properties[c].type)
+    }
+
+    // Each reader kind gets its own specialisation: a record's field is read inline, as
+    // before collections existed.
+    private func comparison(_ property: String, _ op: ComparisonOperator, _ value: QueryValue, _ options: StringOptions) -> Matcher {
+        switch reader(property) {
+        case .record(let f, let type): comparison(f, type, op, value, options)
+        case .element(let type): comparison(ElementField(), type, op, value, options)
+        case .key: comparison(KeyField(), .object, op, value, options)
         }
+    }
+
+    private func stringMatch(_ property: String, _ op: StringOperator, _ pattern: String, _ options: StringOptions) -> Matcher {
+        switch reader(property) {
+        case .record(let f, _): stringMatch(f, op, pattern, options)
+        case .element: stringMatch(ElementField(), op, pattern, options)
+        case .key: stringMatch(KeyField(), op, pattern, options)
+        }
+    }
+
+    private func comparison<F: FieldReader>(
+        _ field: F, _ type: PropertyType, _ op: ComparisonOperator, _ value: QueryValue, _ options: StringOptions
+    ) -> Matcher {
         if case .null = value {
             switch op {
-            case .equal: return { _, r in field(r) == nil }
-            case .notEqual: return { _, r in field(r) != nil }
+            case .equal: return { k, r in field(k, r) == nil }
+            case .notEqual: return { k, r in field(k, r) != nil }
             default: return { _, _ in false }
             }
         }
         /// Wraps an ordering test of a non-null field: nulls match only `!=`.
         func make(_ test: @escaping (UnsafeRawBufferPointer) -> Bool) -> Matcher {
             let nullResult = op == .notEqual
-            return { _, r in
-                guard let f = field(r) else { return nullResult }
+            return { k, r in
+                guard let f = field(k, r) else { return nullResult }
                 return test(f)
             }
         }
         switch (type, value) {
         case (.int, .int(let v)):
-            return scalarComparison(column, op, v)
+            return scalarComparison(field, op, v)
         case (.double, .double(let v)), (.date, .double(let v)):
-            return scalarComparison(column, op, v)
+            return scalarComparison(field, op, v)
         case (.date, .date(let d)):
-            return scalarComparison(column, op, d.timeIntervalSinceReferenceDate)
+            return scalarComparison(field, op, d.timeIntervalSinceReferenceDate)
         case (.int, .double(let v)):
             return make { Double(Int64._rlmDecode($0)).compare(op, v) }
         case (.double, _), (.float, _), (.date, .int):
@@ -159,10 +223,10 @@ struct QueryCompiler {
             return make { ByteOrder.compare($0, bytes).compare(op, 0) }
         case (.uuid, .string(let s)):
             guard let u = UUID(uuidString: s) else { return { _, _ in op == .notEqual } }
-            return comparison(column, op, .uuid(u), options)
+            return comparison(field, type, op, .uuid(u), options)
         case (.objectId, .string(let s)):
             guard let o = ObjectId(parsing: s) else { return { _, _ in op == .notEqual } }
-            return comparison(column, op, .objectId(o), options)
+            return comparison(field, type, op, .objectId(o), options)
         default:
             // Kinds that never compare equal (validated queries do not get here).
             return { _, _ in op == .notEqual }
@@ -172,48 +236,41 @@ struct QueryCompiler {
     /// A comparison of an 8-byte number column with a constant: a closure of its own for each
     /// operator, reading the field in place. Unindexed numeric filters (`wordCount > 1800`)
     /// spend their time here, once per record of the table.
-    private func scalarComparison<T: StoredScalar>(_ column: Int, _ op: ComparisonOperator, _ v: T) -> Matcher {
-        let table = table
-        let file = realm.file
-        @inline(__always) func load(_ r: UnsafeRawBufferPointer) -> T? {
-            guard let f = table.field(r.baseAddress!, size: r.count, column: column, in: file) else { return nil }
+    private func scalarComparison<T: StoredScalar, F: FieldReader>(_ field: F, _ op: ComparisonOperator, _ v: T) -> Matcher {
+        @inline(__always) func load(_ k: UnsafeRawBufferPointer, _ r: UnsafeRawBufferPointer) -> T? {
+            guard let f = field(k, r) else { return nil }
             return T.load(f.baseAddress!)
         }
         switch op {
-        case .equal: return { _, r in load(r).map { $0 == v } ?? false }
-        case .notEqual: return { _, r in load(r).map { $0 != v } ?? true }
-        case .less: return { _, r in load(r).map { $0 < v } ?? false }
-        case .lessOrEqual: return { _, r in load(r).map { $0 <= v } ?? false }
-        case .greater: return { _, r in load(r).map { $0 > v } ?? false }
-        case .greaterOrEqual: return { _, r in load(r).map { $0 >= v } ?? false }
+        case .equal: return { k, r in load(k, r).map { $0 == v } ?? false }
+        case .notEqual: return { k, r in load(k, r).map { $0 != v } ?? true }
+        case .less: return { k, r in load(k, r).map { $0 < v } ?? false }
+        case .lessOrEqual: return { k, r in load(k, r).map { $0 <= v } ?? false }
+        case .greater: return { k, r in load(k, r).map { $0 > v } ?? false }
+        case .greaterOrEqual: return { k, r in load(k, r).map { $0 >= v } ?? false }
         }
     }
 
     // MARK: - String operators
 
-    private func stringMatch(_ column: Int, _ op: StringOperator, _ pattern: String, _ options: StringOptions) -> Matcher {
-        let table = table
-        let file = realm.file
-        func field(_ r: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
-            table.field(r.baseAddress!, size: r.count, column: column, in: file)
-        }
+    private func stringMatch<F: FieldReader>(_ field: F, _ op: StringOperator, _ pattern: String, _ options: StringOptions) -> Matcher {
         if op == .like {
             let scalars = Array(fold(pattern, options).unicodeScalars)
-            return { _, r in
-                guard let f = field(r) else { return false }
+            return { k, r in
+                guard let f = field(k, r) else { return false }
                 return likeMatch(Array(fold(String._rlmDecode(f), options).unicodeScalars), scalars)
             }
         }
         if options.isEmpty {
             let needle = Array(pattern.utf8)
-            return { _, r in
-                guard let f = field(r) else { return false }
+            return { k, r in
+                guard let f = field(k, r) else { return false }
                 return bytesMatch(op, f, needle)
             }
         }
         let needle = Array(fold(pattern, options).utf8)
-        return { _, r in
-            guard let f = field(r) else { return false }
+        return { k, r in
+            guard let f = field(k, r) else { return false }
             var folded = fold(String._rlmDecode(f), options)
             return folded.withUTF8 { bytesMatch(op, UnsafeRawBufferPointer($0), needle) }
         }
@@ -382,7 +439,7 @@ extension QueryNode {
     var property: String? {
         switch self {
         case .comparison(let property, _, _, _), .between(let property, _, _), .membership(let property, _),
-            .stringMatch(let property, _, _, _):
+            .stringMatch(let property, _, _, _), .collection(let property, _, _), .aggregate(let property, _, _, _, _, _):
             property
         default: nil
         }
@@ -395,6 +452,9 @@ extension QueryNode {
         case .between(_, let lower, let upper): .between(property: name, lower: lower, upper: upper)
         case .membership(_, let values): .membership(property: name, values: values)
         case .stringMatch(_, let op, let pattern, let options): .stringMatch(property: name, op: op, pattern: pattern, options: options)
+        case .collection(_, let quantifier, let element): .collection(path: name, quantifier: quantifier, element: element)
+        case .aggregate(_, let function, let property, let filter, let op, let value):
+            .aggregate(path: name, function: function, property: property, filter: filter, op: op, value: value)
         default: self
         }
     }
@@ -404,6 +464,12 @@ extension QueryNode {
         switch self {
         case .comparison(_, let op, let value, _): value == .null ? op == .equal : op == .notEqual
         case .membership(_, let values): values.contains(.null)
+        // A collection behind a null link is empty.
+        case .collection(_, let quantifier, _): quantifier != .any
+        case .aggregate(_, let function, _, _, let op, let value):
+            function == .count || function == .sum
+                ? (value.doubleValue.map { 0.0.compare(op, $0) } ?? (op == .notEqual))
+                : (value == .null ? op == .equal : op == .notEqual)
         default: false
         }
     }

@@ -12,6 +12,12 @@ struct PredicateToken: Sendable {
         /// `[c]`, `[d]`, `[cd]`: the letters between the brackets.
         case modifier(String)
         case and, or, not, `in`, between
+        /// `ANY`/`SOME`, `ALL`, `NONE` before a key path through a collection.
+        case quantifier(Quantifier)
+        /// `SUBQUERY`.
+        case subquery
+        /// `.@count` after `SUBQUERY(…)`: the aggregate's name.
+        case aggregateSuffix(String)
         case truePredicate, falsePredicate
         /// A constant written in the format: string, number, date, `uuid(…)`, `oid(…)`,
         /// `true`/`false`/`YES`/`NO`, `nil`/`NULL`.
@@ -165,6 +171,13 @@ struct PredicateLexer {
             default:
                 throw error("unexpected character '%' at offset \(start): arguments are %@ (a value) and %K (a property name)")
             }
+        case UInt8(ascii: "."):
+            guard peek(1) == UInt8(ascii: "@"), let n = identifierCharacter(at: start + 2, first: true) else {
+                throw error("unexpected character '.' at offset \(start)")
+            }
+            position = start + 2 + n
+            let name = identifierRest(from: start + 1)
+            return PredicateToken(kind: .aggregateSuffix(name), offset: start, length: position - start)
         case UInt8(ascii: "["): return try modifier()
         case UInt8(ascii: "'"), UInt8(ascii: "\""): return try string(quote: b)
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
@@ -198,6 +211,10 @@ struct PredicateLexer {
         case "NOT": return token(.not, word.utf8.count)
         case "IN": return token(.in, word.utf8.count)
         case "BETWEEN": return token(.between, word.utf8.count)
+        case "ANY", "SOME": return token(.quantifier(.any), word.utf8.count)
+        case "ALL": return token(.quantifier(.all), word.utf8.count)
+        case "NONE": return token(.quantifier(.none), word.utf8.count)
+        case "SUBQUERY": return token(.subquery, word.utf8.count)
         case "BEGINSWITH": return token(.stringOperator(.beginsWith), word.utf8.count)
         case "ENDSWITH": return token(.stringOperator(.endsWith), word.utf8.count)
         case "CONTAINS": return token(.stringOperator(.contains), word.utf8.count)
@@ -221,6 +238,11 @@ struct PredicateLexer {
                 position += n
             } else if peek() == UInt8(ascii: "."), let n = identifierCharacter(at: position + 1, first: true) {
                 position += 1 + n
+            } else if peek() == UInt8(ascii: "."), peek(1) == UInt8(ascii: "@"),
+                let n = identifierCharacter(at: position + 2, first: true)
+            {
+                // An aggregate: `keywords.@count`, `items.@sum.price`.
+                position += 2 + n
             } else {
                 break
             }

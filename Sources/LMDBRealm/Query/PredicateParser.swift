@@ -64,6 +64,22 @@ enum PredicateParser {
 private enum Operand {
     case property(Property, offset: Int)
     case value(QueryValue, offset: Int)
+    /// A key path through a list or `LinkingObjects` property.
+    case collection(CollectionPath, offset: Int)
+}
+
+/// A key path through a collection: `keywords`, `keywords.value`, `scores.@avg`,
+/// `byline.articles.@count`, `items.@sum.price`.
+private struct CollectionPath {
+    /// The collection property, with the to-one links before it: `byline.articles`.
+    let path: String
+    /// The collection property itself.
+    let collection: Property
+    /// What the key path reads of each element: a property of the element's class
+    /// (`value`, `byline.name`), or the element itself (named `self`).
+    let element: Property
+    /// `@count`, `@sum` … if the key path ends in one.
+    let aggregate: AggregateFunction?
 }
 
 private struct Parser {
@@ -73,6 +89,8 @@ private struct Parser {
     let schema: ObjectSchema
     var index = 0
     var depth = 0
+    /// Inside `SUBQUERY(collection, $x, …)`: the variable, and what `$x` itself stands for.
+    var variable: (name: String, element: Property)?
 
     init(bytes: [UInt8], tokens: [PredicateToken], arguments: [Any?], schema: ObjectSchema) {
         self.bytes = bytes
@@ -205,7 +223,7 @@ private struct Parser {
                     var group = groups.removeLast()
                     depth -= 1 + group.nots
                     groups[groups.count - 1].conjuncts.append(group.finish())
-                case .end where groups.count == 1:
+                case .end where groups.count == 1 && variable == nil, .closeParen where groups.count == 1 && variable != nil:
                     return groups[0].finish()
                 case .closeParen:
                     throw error("unexpected token ')' at offset \(current.offset): there is no '(' to close")
@@ -232,13 +250,28 @@ private struct Parser {
     // MARK: Comparisons
 
     mutating func parseComparison() throws(RealmError) -> QueryNode {
+        var quantifier: (Quantifier, offset: Int)?
+        if case .quantifier(let q) = current.kind { quantifier = (q, advance().offset) }
+        if quantifier == nil, current.kind == .subquery { return try parseSubquery() }
         let lhs = try parseOperand()
+        if let (q, offset) = quantifier {
+            guard case .collection(let c, _) = lhs, c.aggregate == nil else {
+                throw error("\(q.rawValue) at offset \(offset) needs a key path through a list or LinkingObjects after it")
+            }
+        }
+        // A test of a collection's elements, or of an aggregate.
+        if case .collection(let c, let offset) = lhs {
+            return try collectionTest(c, at: offset, quantifier: quantifier?.0)
+        }
         let opToken = advance()
         switch opToken.kind {
         case .comparison(let op):
             let modifierOffset = current.offset
             let options = try parseModifier(after: opToken, allowed: op == .equal || op == .notEqual)
             let rhs = try parseOperand()
+            if case .collection(let c, let offset) = rhs, case .value(let v, let valueOffset) = lhs {
+                return try elementComparison(c, at: offset, Quantifier.any, op.flipped, v, valueOffset: valueOffset, options: options)
+            }
             return try comparison(lhs, op, rhs, options: options, modifierOffset: modifierOffset)
         case .stringOperator(let op):
             let options = try parseModifier(after: opToken, allowed: true)
@@ -246,6 +279,14 @@ private struct Parser {
             return try stringMatch(lhs, op, opToken, rhs, options: options)
         case .in:
             _ = try parseModifier(after: opToken, allowed: false)
+            if case .value(let v, let valueOffset) = lhs, case .identifier = current.kind {
+                // `'x' IN tags`: the collection holds the value.
+                let rhs = try parseOperand()
+                guard case .collection(let c, let offset) = rhs, c.aggregate == nil else {
+                    throw error("IN at offset \(opToken.offset) needs a list {…}, %@ or a collection key path after it")
+                }
+                return try elementComparison(c, at: offset, Quantifier.any, .equal, v, valueOffset: valueOffset, options: [])
+            }
             let property = try leftProperty(lhs, of: opToken)
             let (values, _) = try parseList(for: property)
             return .membership(property: property.name, values: values)
@@ -299,13 +340,13 @@ private struct Parser {
         let token = advance()
         switch token.kind {
         case .identifier(let name):
-            return .property(try property(named: name, at: token.offset), offset: token.offset)
+            return try operand(named: name, at: token.offset)
         case .keyArgument(let i):
             guard let name = propertyName(arguments[i]) else {
                 let found = unwrappedTypeName(arguments[i]) ?? "nil"
                 throw error("%K needs a property name String, argument \(i + 1) is \(found) at offset \(token.offset)")
             }
-            return .property(try property(named: name, at: token.offset), offset: token.offset)
+            return try operand(named: name, at: token.offset)
         case .literal(let value):
             return .value(value, offset: token.offset)
         case .valueArgument(let i):
@@ -323,6 +364,85 @@ private struct Parser {
         }
     }
 
+    /// What the key path `name` names: a property (one of the class's, or one reached through
+    /// to-one links) or a key path through a collection. Inside a `SUBQUERY`, key paths start
+    /// with its variable.
+    func operand(named name: String, at offset: Int) throws(RealmError) -> Operand {
+        var name = name
+        if let variable {
+            if name == variable.name { return .property(variable.element, offset: offset) }
+            guard name.hasPrefix(variable.name + ".") else {
+                throw error(
+                    "'\(name)' at offset \(offset) is not reached through \(variable.name): "
+                        + "inside SUBQUERY, key paths start with its variable")
+            }
+            name.removeFirst(variable.name.count + 1)
+        }
+        let names = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        var schema = schema
+        for (i, component) in names.enumerated() {
+            guard let property = schema[component] else { break }
+            if property.isArray || property.type == .linkingObjects {
+                return .collection(
+                    try collectionPath(property, path: names[...i].joined(separator: "."), rest: names[(i + 1)...], in: name, at: offset),
+                    offset: offset)
+            }
+            guard property.type == .object, i < names.count - 1,
+                let target = property.objectClassName.flatMap(ClassInfo.named)?.schema
+            else { break }
+            schema = target
+        }
+        return .property(try property(named: name, at: offset), offset: offset)
+    }
+
+    /// The key path through the collection `collection` (at `path`), with `rest` after it.
+    func collectionPath(
+        _ collection: Property, path: String, rest: ArraySlice<String>, in name: String, at offset: Int
+    ) throws(RealmError) -> CollectionPath {
+        let elementSchema = collection.objectClassName.flatMap(ClassInfo.named)?.schema
+        let itself = Property(
+            name: "self", type: collection.type == .linkingObjects ? .object : collection.type,
+            isOptional: collection.isOptional, isIndexed: false, isPrimary: false, objectClassName: collection.objectClassName)
+        var rest = rest
+        guard let first = rest.first else {
+            return CollectionPath(path: path, collection: collection, element: itself, aggregate: nil)
+        }
+        guard first.hasPrefix("@") else {
+            guard let elementSchema else {
+                throw error("'\(path)' in key path '\(name)' is \(collection.typeName), whose values have no property '\(first)', at offset \(offset)")
+            }
+            let inner = Parser(bytes: bytes, tokens: tokens, arguments: arguments, schema: elementSchema)
+            guard case .property(let element, _) = try inner.operand(named: rest.joined(separator: "."), at: offset) else {
+                throw error("key path '\(name)' at offset \(offset) goes through two collections: query one at a time (SUBQUERY)")
+            }
+            return CollectionPath(path: path, collection: collection, element: element, aggregate: nil)
+        }
+        let word = rest.removeFirst()
+        guard let function = AggregateFunction(rawValue: word == "@size" ? "@count" : word) else {
+            throw error("unknown aggregate '\(word)' in key path '\(name)' at offset \(offset): expected @count, @sum, @avg, @min or @max")
+        }
+        if function == .count {
+            guard rest.isEmpty else { throw error("'@count' must end the key path '\(name)' at offset \(offset)") }
+            return CollectionPath(path: path, collection: collection, element: itself, aggregate: .count)
+        }
+        var element = itself
+        if let elementSchema {
+            guard rest.count == 1, let property = elementSchema[rest.first!] else {
+                throw error(
+                    "'\(word)' over '\(path)' in key path '\(name)' needs a property of \(elementSchema.className) after it "
+                        + "('\(path).\(word).property') at offset \(offset)")
+            }
+            element = property
+        } else if !rest.isEmpty {
+            throw error("'\(word)' must end the key path '\(name)' at offset \(offset)")
+        }
+        let numeric: Set<PropertyType> = function == .min || function == .max ? [.int, .float, .double, .decimal, .date] : [.int, .float, .double, .decimal]
+        guard numeric.contains(element.type), !element.isArray else {
+            throw error("'\(word)' in key path '\(name)' needs numbers\(function == .min || function == .max ? " or dates" : ""), not \(describe(element)) at offset \(offset)")
+        }
+        return CollectionPath(path: path, collection: collection, element: element, aggregate: function)
+    }
+
     /// The property `name` names: one of the class's, or a key path through to-one links
     /// (`byline.name`), whose property may be null wherever a link on the way is.
     func property(named name: String, at offset: Int) throws(RealmError) -> Property {
@@ -332,9 +452,6 @@ private struct Parser {
         for link in names {
             guard let property = schema[link] else {
                 throw error("unknown property '\(link)' in key path '\(name)' on \(schema.className) at offset \(offset)")
-            }
-            guard !property.isArray else {
-                throw error("'\(link)' in key path '\(name)' is \(property.typeName): queries through lists are not supported yet, at offset \(offset)")
             }
             guard property.type == .object, let className = property.objectClassName,
                 let target = ClassInfo.named(className)?.schema
@@ -347,9 +464,6 @@ private struct Parser {
         guard let property = schema[last] else {
             let path = names.isEmpty ? "" : " in key path '\(name)'"
             throw error("unknown property '\(last)'\(path) on \(schema.className) at offset \(offset)")
-        }
-        guard !property.isArray else {
-            throw error("'\(name)' is \(property.typeName): queries on lists are not supported yet, at offset \(offset)")
         }
         guard !names.isEmpty else { return property }
         return Property(
@@ -388,7 +502,7 @@ private struct Parser {
     func leftProperty(_ lhs: Operand, of op: PredicateToken) throws(RealmError) -> Property {
         switch lhs {
         case .property(let property, _): return property
-        case .value(_, let offset):
+        case .value(_, let offset), .collection(_, let offset):
             throw error("\(text(op).uppercased()) needs a property on its left, found a value at offset \(offset)")
         }
     }
@@ -411,6 +525,8 @@ private struct Parser {
             throw twoProperties(a, b, at: offset)
         case (.value(_, let offset), .value):
             throw error("cannot compare two values at offset \(offset): one side must be a property")
+        case (.collection(let c, _), _), (_, .collection(let c, _)):
+            throw error("'\(c.path)' cannot be compared here: compare a property of its elements or an aggregate with a value")
         }
         if !options.isEmpty, property.type != .string {
             throw error(
@@ -435,6 +551,8 @@ private struct Parser {
         switch rhs {
         case .property(let other, let offset):
             throw twoProperties(property, other, at: offset)
+        case .collection(let c, let offset):
+            throw error("\(op.rawValue) at offset \(offset) cannot take the collection '\(c.path)' on its right")
         case .value(.string(let pattern), _):
             return .stringMatch(property: property.name, op: op, pattern: pattern, options: options)
         case .value(.null, let offset):
@@ -525,6 +643,124 @@ private struct Parser {
         case .collection, .set: return mirror.children.map { $0.value }
         default: return nil
         }
+    }
+}
+
+// MARK: - Collections
+
+extension Parser {
+    /// The test after a key path through a collection: of its elements under `quantifier`
+    /// (`ANY keywords.value == 'x'`, `ALL scores > 2`, `tags CONTAINS 'x'`), or of an aggregate
+    /// (`keywords.@count > 2`).
+    mutating func collectionTest(_ c: CollectionPath, at offset: Int, quantifier: Quantifier?) throws(RealmError) -> QueryNode {
+        let opToken = advance()
+        let element: QueryNode
+        switch opToken.kind {
+        case .comparison(let op):
+            let options = try parseModifier(after: opToken, allowed: op == .equal || op == .notEqual)
+            guard case .value(let v, let valueOffset) = try parseOperand() else {
+                throw error("'\(c.path)' at offset \(offset) can only be compared with a value")
+            }
+            return try elementComparison(c, at: offset, quantifier ?? .any, op, v, valueOffset: valueOffset, options: options)
+        case .stringOperator(let op) where c.aggregate == nil:
+            let options = try parseModifier(after: opToken, allowed: true)
+            let rhs = try parseOperand()
+            if op == .contains, quantifier == nil, c.element.name == "self", case .value(let v, let valueOffset) = rhs {
+                // `tags CONTAINS 'x'`: the collection holds the value, as `'x' IN tags`.
+                return try elementComparison(c, at: offset, .any, .equal, v, valueOffset: valueOffset, options: options)
+            }
+            element = try stringMatch(.property(c.element, offset: offset), op, opToken, rhs, options: options)
+        case .in where c.aggregate == nil:
+            _ = try parseModifier(after: opToken, allowed: false)
+            let (values, _) = try parseList(for: c.element)
+            element = .membership(property: c.element.name, values: values)
+        case .between:
+            _ = try parseModifier(after: opToken, allowed: false)
+            let (values, listOffset) = try parseList(for: c.aggregate == nil ? c.element : aggregateResult(c))
+            guard values.count == 2, !values.contains(.null) else {
+                throw error("BETWEEN needs two values {lower, upper}, neither nil, at offset \(listOffset)")
+            }
+            if c.aggregate != nil {
+                return .and([
+                    try elementComparison(c, at: offset, .any, .greaterOrEqual, values[0], valueOffset: listOffset, options: []),
+                    try elementComparison(c, at: offset, .any, .lessOrEqual, values[1], valueOffset: listOffset, options: []),
+                ])
+            }
+            element = .between(property: c.element.name, lower: values[0], upper: values[1])
+        default:
+            throw unexpected(opToken, expecting: c.aggregate == nil ? "an operator" : "a comparison operator")
+        }
+        return .collection(path: c.path, quantifier: quantifier ?? .any, element: element)
+    }
+
+    /// `c op value`: each element's value compared (under `quantifier`), or the aggregate.
+    func elementComparison(
+        _ c: CollectionPath, at offset: Int, _ quantifier: Quantifier, _ op: ComparisonOperator, _ value: QueryValue,
+        valueOffset: Int, options: StringOptions
+    ) throws(RealmError) -> QueryNode {
+        guard let function = c.aggregate else {
+            let element = try comparison(
+                .property(c.element, offset: offset), op, .value(value, offset: valueOffset), options: options, modifierOffset: offset)
+            return .collection(path: c.path, quantifier: quantifier, element: element)
+        }
+        let result = aggregateResult(c)
+        guard value != .null || (function != .count && function != .sum && (op == .equal || op == .notEqual)) else {
+            throw error("'\(c.path).\(function.rawValue)' cannot be compared \(op.rawValue) nil at offset \(valueOffset)")
+        }
+        let converted = try convert(value, for: result, at: valueOffset)
+        let property = c.element.name == "self" ? nil : c.element.name
+        return .aggregate(path: c.path, function: function, property: property, filter: nil, op: op, value: converted)
+    }
+
+    /// What an aggregate yields, as a property for checking the values it is compared with.
+    func aggregateResult(_ c: CollectionPath) -> Property {
+        let type: PropertyType =
+            switch c.aggregate {
+            case .count: .int
+            case .min, .max: c.element.type
+            default: .double
+            }
+        return Property(name: "\(c.path).\(c.aggregate?.rawValue ?? "")", type: type, isOptional: true, isIndexed: false, isPrimary: false)
+    }
+
+    /// `SUBQUERY(collection, $x, predicate).@count op value`.
+    mutating func parseSubquery() throws(RealmError) -> QueryNode {
+        let keyword = advance()
+        guard current.kind == .openParen else { throw unexpected(current, expecting: "'(' after SUBQUERY") }
+        try enter(at: advance().offset)
+        let pathToken = advance()
+        guard case .identifier(let name) = pathToken.kind, case .collection(let c, _) = try operand(named: name, at: pathToken.offset),
+            c.aggregate == nil, c.element.name == "self"
+        else {
+            throw error("SUBQUERY at offset \(keyword.offset) needs a list or LinkingObjects key path first")
+        }
+        guard advance().kind == .comma else { throw unexpected(tokens[index - 1], expecting: "',' after the collection of SUBQUERY") }
+        let variableToken = advance()
+        guard case .identifier(let variableName) = variableToken.kind, variableName.hasPrefix("$"), !variableName.contains(".") else {
+            throw unexpected(variableToken, expecting: "a variable such as $x")
+        }
+        guard advance().kind == .comma else { throw unexpected(tokens[index - 1], expecting: "',' after the variable of SUBQUERY") }
+        var inner = Parser(
+            bytes: bytes, tokens: tokens, arguments: arguments,
+            schema: c.collection.objectClassName.flatMap(ClassInfo.named)?.schema ?? schema)
+        inner.index = index
+        inner.depth = depth
+        inner.variable = (variableName, c.element)
+        let filter = try inner.parsePredicate()
+        index = inner.index
+        guard advance().kind == .closeParen else { throw unexpected(tokens[index - 1], expecting: "')' to close SUBQUERY") }
+        depth -= 1
+        let suffix = advance()
+        guard case .aggregateSuffix(let word) = suffix.kind, word == "@count" || word == "@size" else {
+            throw unexpected(suffix, expecting: ".@count after SUBQUERY(…)")
+        }
+        let counted = CollectionPath(path: c.path, collection: c.collection, element: c.element, aggregate: .count)
+        guard case .aggregate(let path, let function, let property, _, let op, let value) =
+            try collectionTest(counted, at: keyword.offset, quantifier: nil)
+        else {
+            throw error("SUBQUERY(…).@count at offset \(keyword.offset) must be compared with a number")
+        }
+        return .aggregate(path: path, function: function, property: property, filter: filter, op: op, value: value)
     }
 }
 

@@ -183,7 +183,7 @@ extension PropertyType {
     var isOrdered: Bool {
         switch self {
         case .int, .float, .double, .decimal, .string, .date: true
-        case .bool, .data, .uuid, .objectId, .object: false
+        case .bool, .data, .uuid, .objectId, .object, .linkingObjects: false
         }
     }
 
@@ -259,7 +259,7 @@ extension QueryNode {
             return children.allSatisfy { $0.excludesNil(of: property) }
         case .constant(let value):
             return !value
-        case .not, .block:
+        case .not, .block, .collection, .aggregate:
             return false
         }
     }

@@ -25,6 +25,13 @@ extension QueryNode: CustomStringConvertible {
             return "NOT \(child)"
         case .block:
             return "BLOCK"
+        case .collection(let path, let quantifier, let element):
+            return "\(quantifier.rawValue) \(path) WHERE \(element)"
+        case .aggregate(let path, let function, let property, let filter, let op, let value):
+            let subject =
+                filter.map { "SUBQUERY(\(path), $x, \($0)).@count" }
+                ?? "\(path).\(function.rawValue)\(property.map { "." + $0 } ?? "")"
+            return "\(subject) \(op.rawValue) \(value.literal)"
         }
     }
 }

@@ -22,6 +22,13 @@ indirect enum QueryNode: Sendable {
     case not(QueryNode)
     /// A test no query can express, run object by object (the fallback for `#Predicate`).
     case block(@Sendable (Object) -> Bool)
+    /// `ANY/ALL/NONE path.<test>`: `element` tests each element of the collection `path` (a
+    /// `List` or `LinkingObjects` property, possibly reached through to-one links): a query on
+    /// the element's class for objects, on the property `self` for values.
+    case collection(path: String, quantifier: Quantifier, element: QueryNode)
+    /// `path.@count op value`, `path.@sum op value` (`path.@sum.property` for objects) and so
+    /// on; `filter`, for `SUBQUERY(path, $x, filter).@count`, selects the elements counted.
+    case aggregate(path: String, function: AggregateFunction, property: String?, filter: QueryNode?, op: ComparisonOperator, value: QueryValue)
 
     /// `lhs AND rhs`, flattening nested conjunctions.
     static func && (lhs: QueryNode, rhs: QueryNode) -> QueryNode {
@@ -48,10 +55,27 @@ indirect enum QueryNode: Sendable {
         switch self {
         case .constant, .block: []
         case .comparison(let p, _, _, _), .between(let p, _, _), .membership(let p, _), .stringMatch(let p, _, _, _): [p]
+        case .collection(let p, _, _), .aggregate(let p, _, _, _, _, _): [p]
         case .and(let children), .or(let children): children.reduce(into: []) { $0.formUnion($1.propertyNames) }
         case .not(let child): child.propertyNames
         }
     }
+}
+
+/// How a test over a collection's elements combines: `ANY` (the default), `ALL`, `NONE`.
+enum Quantifier: String, Sendable {
+    case any = "ANY"
+    case all = "ALL"
+    case none = "NONE"
+}
+
+/// The aggregates of a collection a query can compare.
+enum AggregateFunction: String, Sendable {
+    case count = "@count"
+    case sum = "@sum"
+    case avg = "@avg"
+    case min = "@min"
+    case max = "@max"
 }
 
 /// `== != < <= > >=`.

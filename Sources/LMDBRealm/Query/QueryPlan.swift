@@ -17,6 +17,18 @@ enum AccessPath {
     /// Every object in the order of the index of `column` (`nil`: the primary key), for a sort
     /// with a limit: the walk stops once the limit is reached.
     case ordered(column: Int?, ascending: Bool)
+    /// The objects whose link or list of objects `column` holds one of the targets: read from
+    /// the link's index or the list's references, in key order, each once.
+    case backlinks(column: Int, targets: BacklinkTargets)
+}
+
+/// The objects a ``AccessPath/backlinks(column:targets:)`` path starts from.
+indirect enum BacklinkTargets {
+    /// These keys (`ANY keywords == %@`, backlinks of one object).
+    case keys([[UInt8]])
+    /// The objects a query on the target class finds through its own index
+    /// (`byline.name == 'Ada'` with `Author.name` indexed).
+    case query(QueryPlan)
 }
 
 /// A query's plan: where candidates come from, and the test each must pass.
@@ -45,6 +57,10 @@ struct QueryPlan: CustomStringConvertible {
         case .indexPrefix(let c, _): what = "index prefix range on \(prop(c))"
         case .ordered(let c, let ascending):
             what = "index-ordered scan of \(c.map(prop) ?? "\(name) primary key") \(ascending ? "ascending" : "descending")"
+        case .backlinks(let c, .keys(let keys)):
+            what = "link lookup on \(prop(c)) (\(keys.count) object\(keys.count == 1 ? "" : "s"))"
+        case .backlinks(let c, .query(let inner)):
+            what = "link lookup on \(prop(c)) from [\(inner)]"
         }
         return what + (filter == nil ? "" : ", filtered") + (countFromIndex ? ", count from index" : "")
     }
@@ -103,7 +119,7 @@ struct QueryPlanner {
             return children.first.flatMap(firstColumn)
         case .not(let child):
             return firstColumn(child)
-        case .constant, .block:
+        case .constant, .block, .collection, .aggregate:
             return nil
         }
     }
@@ -112,6 +128,32 @@ struct QueryPlanner {
     /// the index alone decides it.
     private func access(for node: QueryNode) -> (rank: Int, access: AccessPath, exact: Bool)? {
         switch node {
+        case .comparison(let name, _, _, _) where name.isKeyPath, .between(let name, _, _) where name.isKeyPath,
+            .membership(let name, _) where name.isKeyPath, .stringMatch(let name, _, _, _) where name.isKeyPath:
+            // Through a to-one link: the targets that match, found through their own index, then
+            // the objects linking to them (never those whose link is null: the test must fail there).
+            let dot = name.firstIndex(of: ".")!
+            let rest = node.withProperty(String(name[name.index(after: dot)...]))
+            guard !rest.outcomeForNull, let (column, target) = linkTarget(String(name[..<dot])), table.indexes[column] != nil,
+                let inner = selectivePlan(rest, on: target)
+            else { return nil }
+            return (inner.rank + 1, .backlinks(column: column, targets: .query(inner.plan)), false)
+        case .collection(let path, .any, let element) where !path.isKeyPath:
+            guard let column = table.schema.properties.firstIndex(where: { $0.name == path }),
+                table.lists[column]?.references != nil
+            else { return nil }
+            switch element {
+            case .comparison("self", .equal, .data(let key), _):
+                return (1, .backlinks(column: column, targets: .keys([Array(key)])), true)
+            case .membership("self", let values):
+                var keys: [[UInt8]] = []
+                for case .data(let key) in values { keys.append(Array(key)) }
+                guard keys.count == values.count else { return nil }
+                return (1, .backlinks(column: column, targets: .keys(keys)), false)
+            default:
+                guard let (_, target) = linkTarget(path), let inner = selectivePlan(element, on: target) else { return nil }
+                return (inner.rank + 1, .backlinks(column: column, targets: .query(inner.plan)), false)
+            }
         case .comparison(let name, let op, let value, let options):
             guard options.isEmpty, let column = indexedColumn(name), let key = probe(value, column) else { return nil }
             let isKey = column == table.primaryKeyColumn
@@ -158,6 +200,34 @@ struct QueryPlanner {
         default:
             return nil
         }
+    }
+
+    /// The stored column of the link or list of objects `name`, and the binding of the class it
+    /// points to (when that class has a table).
+    private func linkTarget(_ name: String) -> (Int, TableBinding)? {
+        guard let column = table.schema.properties.firstIndex(where: { $0.name == name }),
+            table.schema.properties[column].type == .object,
+            let type = table.schema.properties[column].objectClassName.flatMap(ClassInfo.named)?.type,
+            let target = compiler.realm.bindingForReading(type)
+        else { return nil }
+        return (column, target)
+    }
+
+    /// A plan for `node` on `target` that reads an index or the primary key (not the whole
+    /// table), with its rank; `nil` if there is none.
+    private func selectivePlan(_ node: QueryNode, on target: TableBinding) -> (plan: QueryPlan, rank: Int)? {
+        let planner = QueryPlanner(table: target.table, compiler: QueryCompiler(table: target.table, binding: target, realm: compiler.realm))
+        let plan = planner.plan(node, sort: [], limit: nil)
+        let rank: Int
+        switch plan.access {
+        case .primaryKeys: rank = 1
+        case .indexKeys, .backlinks(_, .keys): rank = 2
+        case .primaryKeyRange: rank = 3
+        case .indexRange, .indexPrefix: rank = 4
+        case .backlinks(_, .query): rank = 5
+        case .fullScan, .ordered: return nil
+        }
+        return (plan, rank)
     }
 
     /// The stored column of `name` if it is the primary key or has an index.

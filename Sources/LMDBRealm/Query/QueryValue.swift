@@ -35,7 +35,7 @@ enum QueryValue: Sendable, Hashable, CustomStringConvertible {
         case .objectId: self = .objectId(ObjectId._rlmDecode(field))
         case .decimal: self = .decimal(Decimal._rlmDecode(field))
         // A link as the target's key.
-        case .object: self = .data(Data(field))
+        case .object, .linkingObjects: self = .data(Data(field))
         }
     }
 
@@ -157,6 +157,7 @@ extension PropertyType {
         case .objectId: "ObjectId"
         case .decimal: "Decimal"
         case .object: "Object"
+        case .linkingObjects: "LinkingObjects"
         }
     }
 }

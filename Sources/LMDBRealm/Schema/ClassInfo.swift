@@ -28,6 +28,8 @@ final class ClassInfo: @unchecked Sendable {
     let links: [(column: Int, target: Object.Type)]
     /// The declared columns that are lists.
     let lists: [Int]
+    /// The declared columns that are `LinkingObjects`, with the class whose links they collect.
+    let backlinks: [(column: Int, origin: Object.Type)]
 
     private init(type: Object.Type) {
         self.type = type
@@ -47,6 +49,7 @@ final class ClassInfo: @unchecked Sendable {
         let prototype = type.init()
         let base = UnsafeRawPointer(Unmanaged.passUnretained(prototype).toOpaque())
         var columns = [(column: Int, property: Property, field: Field)]()
+        var backlinks: [(column: Int, origin: Object.Type)] = []
         for f in found {
             let (column, options) = f.accessor.columnAndOptions(at: base + f.offset)
             let target = f.accessor.linkTarget
@@ -59,10 +62,13 @@ final class ClassInfo: @unchecked Sendable {
                     list.elementTarget == nil || !list.elementIsOptional,
                     "The list '\(className).\(f.name)' holds optional objects; a list of objects is declared 'List<\(list.elementTarget!.className())>'")
             }
+            let origin = f.accessor.linkingOrigin(at: base + f.offset + f.accessor.valueOffset)
             let property = Property(
                 name: f.name, type: f.accessor.valueType, isOptional: list?.elementIsOptional ?? f.accessor.valueIsOptional,
                 isIndexed: options & 2 != 0 && list == nil, isPrimary: options & 1 != 0,
-                objectClassName: (target ?? list?.elementTarget)?.className(), isArray: list != nil)
+                objectClassName: (target ?? list?.elementTarget ?? origin?.type)?.className(), isArray: list != nil,
+                linkOriginPropertyName: origin?.property)
+            if origin != nil { backlinks.append((Int(column), origin!.type)) }
             columns.append((Int(column), property, Field(offset: f.offset + f.accessor.valueOffset, accessor: f.accessor)))
         }
         withExtendedLifetime(prototype) {}
@@ -80,6 +86,7 @@ final class ClassInfo: @unchecked Sendable {
         self.primaryKeyColumn = keys.first
         self.links = columns.compactMap { c in c.field.accessor.linkTarget.map { (c.column, $0) } }
         self.lists = columns.filter { $0.field.accessor.listValue != nil }.map(\.column)
+        self.backlinks = backlinks
     }
 
     // MARK: - Key paths
@@ -136,7 +143,7 @@ final class ClassInfo: @unchecked Sendable {
         case .double, .date: bytes = withUnsafeBytes(of: (123_456_789.125 + Double(column)).bitPattern.littleEndian) { Array($0) }
         case .string: bytes = Array("mArKeR\u{2603}\(column)".utf8)
         case .decimal: bytes = Array("\(7_000_000_000 + column).25".utf8)
-        case .data, .object: bytes = Array("marker \(column)".utf8)
+        case .data, .object, .linkingObjects: bytes = Array("marker \(column)".utf8)
         case .uuid: bytes = (0..<16).map { UInt8(truncatingIfNeeded: 0xA5 &+ $0 &+ column) }
         case .objectId: bytes = (0..<12).map { UInt8(truncatingIfNeeded: 0x5A &+ $0 &+ column) }
         }
@@ -178,6 +185,7 @@ final class ClassInfo: @unchecked Sendable {
         }
         // The classes it links to are known too, so that queries can follow its links.
         for link in cached.links where link.target != type { _ = of(link.target) }
+        for backlink in cached.backlinks where backlink.origin != type { _ = of(backlink.origin) }
         for column in cached.lists {
             if let target = cached.fields[column].accessor.listValue?.elementTarget, target != type { _ = of(target) }
         }

@@ -133,6 +133,9 @@ protocol PersistedField {
     static func unmanagedList(at value: UnsafeRawPointer) -> (any UnmanagedListContents)?
     /// The object a to-one link at `value` holds (on an unmanaged object), or `nil`.
     static func linkedObject(at value: UnsafeRawPointer) -> Object?
+    /// For a `LinkingObjects` property: the class whose property links here, and that
+    /// property's name, read from the value at `value`; `nil` for any other property.
+    static func linkingOrigin(at value: UnsafeRawPointer) -> (type: Object.Type, property: String)?
     /// Lets go of the object a to-one link at `value` holds, or the elements of a list: once
     /// its object is managed, they live in the file, and a graph with cycles would otherwise
     /// keep itself (and its realm) alive.
@@ -168,6 +171,11 @@ extension Persisted: PersistedField {
 
     static func linkedObject(at value: UnsafeRawPointer) -> Object? {
         value.assumingMemoryBound(to: Value.self).pointee as? Object
+    }
+
+    static func linkingOrigin(at value: UnsafeRawPointer) -> (type: Object.Type, property: String)? {
+        guard let origin = value.assumingMemoryBound(to: Value.self).pointee as? any LinkingObjectsValue else { return nil }
+        return (Swift.type(of: origin).originClass, origin.propertyName)
     }
 
     static func releaseLink(at value: UnsafeMutableRawPointer) {

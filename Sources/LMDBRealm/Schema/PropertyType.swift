@@ -14,6 +14,9 @@ public enum PropertyType: String, Sendable, Codable, Hashable, CaseIterable {
     case decimal
     /// A link to an object of another (or the same) class: stored as the target's key.
     case object
+    /// The objects that link to this one through a property of theirs
+    /// (``LinkingObjects``): computed from the links, nothing of it is stored in the object.
+    case linkingObjects
 
     /// The number of bytes a value of this kind takes in a record, or `nil` if it varies.
     var fixedSize: Int? {
@@ -23,7 +26,7 @@ public enum PropertyType: String, Sendable, Codable, Hashable, CaseIterable {
         case .float: 4
         case .uuid: 16
         case .objectId: 12
-        case .string, .data, .decimal, .object: nil
+        case .string, .data, .decimal, .object, .linkingObjects: nil
         }
     }
 
@@ -54,11 +57,15 @@ public struct Property: Sendable, Codable, Hashable, CustomStringConvertible {
     /// ``isOptional``).
     public var isArray: Bool { _isArray ?? false }
     private let _isArray: Bool?
+    /// For ``PropertyType/linkingObjects``: the property of ``objectClassName`` whose links
+    /// this property collects; `nil` for every other kind.
+    public let linkOriginPropertyName: String?
 
     init(
         name: String, type: PropertyType, isOptional: Bool, isIndexed: Bool, isPrimary: Bool, objectClassName: String? = nil,
-        isArray: Bool = false
+        isArray: Bool = false, linkOriginPropertyName: String? = nil
     ) {
+        self.linkOriginPropertyName = linkOriginPropertyName
         self.name = name
         self.type = type
         self.isOptional = isOptional
@@ -69,7 +76,7 @@ public struct Property: Sendable, Codable, Hashable, CustomStringConvertible {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case name, type, isOptional, isIndexed, isPrimary, objectClassName
+        case name, type, isOptional, isIndexed, isPrimary, objectClassName, linkOriginPropertyName
         case _isArray = "isArray"
     }
 
@@ -80,6 +87,7 @@ public struct Property: Sendable, Codable, Hashable, CustomStringConvertible {
     /// The kind as a model declares it: the kind's name, or the linked class's.
     var typeName: String {
         let element = objectClassName ?? type.rawValue
+        if type == .linkingObjects { return "LinkingObjects<\(element)>" }
         return isArray ? "List<\(element)\(isOptional ? "?" : "")>" : element
     }
 

@@ -46,6 +46,13 @@ struct QueryExecutor {
 
     /// The number of matching objects, from the index alone when the plan allows.
     func count(_ plan: QueryPlan) -> Int {
+        if plan.countFromIndex, case .backlinks(let column, .keys(let keys)) = plan.access, keys.count == 1 {
+            do {
+                return try keys[0].withUnsafeBytes { try view.backlinkCount(from: table, column: column, to: $0, file: file) }
+            } catch {
+                reader.cannotRead("the links of '\(table.className)'", error)
+            }
+        }
         if plan.countFromIndex, case .indexKeys(let column, let keys) = plan.access {
             do {
                 let cursor = try UnsafeCursor(transaction: txn, dbi: table.indexes[column]!.dbi)
@@ -148,6 +155,47 @@ struct QueryExecutor {
 
         case .ordered(let column?, let ascending):
             try walkIndexInOrder(column: column, ascending: ascending, keysOnly: keysOnly, visit)
+
+        case .backlinks(let column, let targets):
+            let keys: [[UInt8]]
+            switch targets {
+            case .keys(let given): keys = given
+            case .query(let inner):
+                var found: [[UInt8]] = []
+                QueryExecutor(reader: reader, table: inner.table, view: view).forEach(inner, records: false) { key, _ in
+                    found.append(Array(key))
+                    return true
+                }
+                keys = found
+            }
+            if keys.count == 1 {
+                var failure: (any Error)?
+                try keys[0].withUnsafeBytes { target in
+                    try view.forEachBacklink(from: table, column: column, to: target, file: file) { owner in
+                        do {
+                            return try visitObject(owner, keysOnly, visit)
+                        } catch {
+                            failure = error
+                            return false
+                        }
+                    }
+                }
+                if let failure { throw failure }
+                return
+            }
+            // Several targets may share owners: each is visited once, in key order.
+            var owners = Set<[UInt8]>()
+            for key in keys {
+                try key.withUnsafeBytes { target in
+                    try view.forEachBacklink(from: table, column: column, to: target, file: file) { owner in
+                        owners.insert(Array(owner))
+                        return true
+                    }
+                }
+            }
+            for owner in owners.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+                guard try owner.withUnsafeBytes({ try visitObject($0, keysOnly, visit) }) else { return }
+            }
         }
     }
 
@@ -306,7 +354,7 @@ struct FieldOrder {
             let (l, r) = (Decimal._rlmDecode(x), Decimal._rlmDecode(y))
             if l.isNaN || r.isNaN { return l.isNaN ? (r.isNaN ? 0 : -1) : 1 }
             return l < r ? -1 : (l > r ? 1 : 0)
-        case .bool, .string, .data, .uuid, .objectId, .object:
+        case .bool, .string, .data, .uuid, .objectId, .object, .linkingObjects:
             return ByteOrder.compare(x, y)
         }
     }

@@ -242,13 +242,6 @@ private func tag(_ value: String, _ weight: Int = 0) -> Tag {
         }
     }
 
-    @Test func queriesOnListsAreRefusedClearlyForNow() throws {
-        try withTemporaryDirectory { dir in
-            let realm = try Realm(configuration: listConfiguration(dir))
-            #expect(throws: Realm.Error.self) { _ = try realm.objects(Post.self).filter("tags.value == 'x'") }
-        }
-    }
-
     @Test func aListChangeIsAModificationOfItsOwnerAndAnAddedOwnerOnlyAnInsertion() throws {
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: listConfiguration(dir))

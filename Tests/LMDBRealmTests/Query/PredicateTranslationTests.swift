@@ -492,6 +492,8 @@ struct ReferenceEvaluator {
             return !matches(child)
         case .block(let test):
             return test(object)
+        case .collection, .aggregate:
+            fatalError("the translation produces no collection tests")
         }
     }
 

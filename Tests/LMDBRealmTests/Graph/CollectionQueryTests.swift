@@ -1,0 +1,260 @@
+import Foundation
+@_spi(Testing) import LMDBRealm
+import TestSupport
+import Testing
+
+final class Topic: Object {
+    @Persisted(primaryKey: true) var value: String
+    @Persisted var weight = 0
+    @Persisted(originProperty: "topics") var pieces: LinkingObjects<Piece>
+}
+
+final class Columnist: Object {
+    @Persisted(primaryKey: true) var id: String
+    @Persisted(indexed: true) var name: String
+    @Persisted(originProperty: "author") var pieces: LinkingObjects<Piece>
+}
+
+final class Piece: Object {
+    @Persisted(primaryKey: true) var id: Int
+    @Persisted var title = ""
+    @Persisted var author: Columnist?
+    @Persisted var topics: List<Topic>
+    @Persisted var ratings: List<Int>
+    @Persisted var labels: List<String?>
+}
+
+func collectionConfiguration(_ dir: URL) -> Realm.Configuration {
+    makeConfiguration(dir, types: [Piece.self, Topic.self, Columnist.self])
+}
+
+/// What the test wrote, as plain values: the oracle every query is checked against.
+private struct PieceValues {
+    let id: Int
+    let title: String
+    let author: Int?
+    let topics: [Int]
+    let ratings: [Int]
+    let labels: [String?]
+}
+
+private func topicWeight(_ t: Int) -> Int { (t * 7) % 6 }
+private func topicName(_ t: Int) -> String { "t\(t)" }
+private func columnistName(_ c: Int) -> String { "c\(c)" }
+
+/// 300 pieces with random authors, topics (duplicates too), ratings and labels; 20 topics,
+/// 8 columnists (one with no pieces).
+private func fill(_ realm: Realm) throws -> [PieceValues] {
+    var rng = SeededGenerator(state: 42)
+    let topics = (0..<20).map { t in
+        let topic = Topic()
+        topic.value = topicName(t)
+        topic.weight = topicWeight(t)
+        return topic
+    }
+    let columnists = (0..<8).map { c in
+        let columnist = Columnist()
+        columnist.id = "id\(c)"
+        columnist.name = columnistName(c)
+        return columnist
+    }
+    var values: [PieceValues] = []
+    try realm.write {
+        for c in columnists { try realm.add(c) }
+        for id in 0..<300 {
+            let author = Int.random(in: 0..<8, using: &rng)
+            let v = PieceValues(
+                id: id, title: ["alpha", "beta", "gamma", ""][id % 4] + "\(id % 10)",
+                author: author == 7 || id % 11 == 0 ? nil : author,
+                topics: (0..<Int.random(in: 0...5, using: &rng)).map { _ in Int.random(in: 0..<20, using: &rng) },
+                ratings: (0..<Int.random(in: 0...4, using: &rng)).map { _ in Int.random(in: 0...5, using: &rng) },
+                labels: (0..<Int.random(in: 0...3, using: &rng)).map { _ in ["a", "b", nil, ""][Int.random(in: 0..<4, using: &rng)] })
+            let piece = Piece()
+            piece.id = id
+            piece.title = v.title
+            piece.author = v.author.map { columnists[$0] }
+            piece.topics.append(objectsIn: v.topics.map { topics[$0] })
+            piece.ratings.append(objectsIn: v.ratings)
+            piece.labels.append(objectsIn: v.labels)
+            try realm.add(piece, update: .modified)
+            values.append(v)
+        }
+    }
+    return values
+}
+
+@Suite struct CollectionQueryTests {
+    @Test func queriesThroughListsAndBacklinksMatchWhatWasWritten() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: collectionConfiguration(dir))
+            let pieces = try fill(realm)
+            let t3 = realm.object(ofType: Topic.self, forPrimaryKey: "t3")!
+            let t5 = realm.object(ofType: Topic.self, forPrimaryKey: "t5")!
+            func avg(_ xs: [Int]) -> Double? { xs.isEmpty ? nil : Double(xs.reduce(0, +)) / Double(xs.count) }
+            let cases: [(String, [Any], (PieceValues) -> Bool)] = [
+                ("ANY topics.value == 't3'", [], { $0.topics.contains(3) }),
+                ("topics.value == 't3'", [], { $0.topics.contains(3) }),
+                ("ALL topics.weight > 2", [], { $0.topics.allSatisfy { topicWeight($0) > 2 } }),
+                ("NONE topics.value BEGINSWITH 't1'", [], { !$0.topics.contains { topicName($0).hasPrefix("t1") } }),
+                ("ANY topics.value IN {'t1', 't2'}", [], { $0.topics.contains { $0 == 1 || $0 == 2 } }),
+                ("topics == %@", [t3], { $0.topics.contains(3) }),
+                ("%@ IN topics", [t5], { $0.topics.contains(5) }),
+                ("ANY topics IN %@", [[t3, t5]], { $0.topics.contains { $0 == 3 || $0 == 5 } }),
+                ("NOT topics == %@ AND title BEGINSWITH 'a'", [t3], { !$0.topics.contains(3) && $0.title.hasPrefix("a") }),
+                ("topics.@count > 2", [], { $0.topics.count > 2 }),
+                ("topics.@count == 0", [], { $0.topics.isEmpty }),
+                ("topics.@size BETWEEN {1, 2}", [], { (1...2).contains($0.topics.count) }),
+                ("topics.@sum.weight > 10", [], { $0.topics.map(topicWeight).reduce(0, +) > 10 }),
+                ("topics.@max.weight < 3", [], { ($0.topics.map(topicWeight).max() ?? -1) < 3 && !$0.topics.isEmpty }),
+                ("topics.@avg.weight == nil", [], { $0.topics.isEmpty }),
+                ("ratings.@sum > 10", [], { $0.ratings.reduce(0, +) > 10 }),
+                ("ratings.@avg >= 3", [], { (avg($0.ratings) ?? -1) >= 3 }),
+                ("ratings.@min < 1", [], { ($0.ratings.min() ?? 99) < 1 }),
+                ("ratings.@max == 5", [], { $0.ratings.max() == 5 }),
+                ("ANY ratings > 4", [], { $0.ratings.contains { $0 > 4 } }),
+                ("ALL ratings BETWEEN {1, 4}", [], { $0.ratings.allSatisfy { (1...4).contains($0) } }),
+                ("3 IN ratings", [], { $0.ratings.contains(3) }),
+                ("ratings.@count > ratings.@count", [], { _ in false }),
+                ("'a' IN labels", [], { $0.labels.contains("a") }),
+                ("labels CONTAINS 'b'", [], { $0.labels.contains("b") }),
+                ("ANY labels == nil", [], { $0.labels.contains(nil) }),
+                ("ANY labels ==[c] 'A'", [], { $0.labels.contains("a") }),
+                ("NONE labels == ''", [], { !$0.labels.contains("") }),
+                ("SUBQUERY(topics, $t, $t.weight > 3 AND $t.value != 't1').@count >= 2", [], {
+                    $0.topics.filter { topicWeight($0) > 3 && $0 != 1 }.count >= 2
+                }),
+                ("SUBQUERY(ratings, $r, $r >= 4).@count == 1", [], { $0.ratings.filter { $0 >= 4 }.count == 1 }),
+                ("author.name == 'c3'", [], { $0.author == 3 }),
+                ("author.name IN {'c1', 'c2'} AND ANY topics.weight == 0", [], {
+                    ($0.author == 1 || $0.author == 2) && $0.topics.contains { topicWeight($0) == 0 }
+                }),
+                ("author.pieces.@count > 40", [], { p in
+                    p.author.map { a in pieces.filter { $0.author == a }.count > 40 } ?? false
+                }),
+                ("author.name != 'c3'", [], { $0.author != 3 }),
+            ]
+            for (format, args, oracle) in cases {
+                guard format != "ratings.@count > ratings.@count" else {
+                    #expect(throws: RealmError.self, "\(format)") { _ = try realm.objects(Piece.self).filter(format, argumentArray: args) }
+                    continue
+                }
+                let expected = pieces.filter(oracle).map(\.id)
+                // Every query selects some pieces and leaves others: a broken test would show.
+                #expect(!expected.isEmpty && expected.count < pieces.count, "\(format) selects \(expected.count)")
+                let results = try realm.objects(Piece.self).filter(format, argumentArray: args)
+                #expect(results.map(\.id) == expected, "\(format)")
+                #expect(results.count == expected.count, "\(format)")
+            }
+
+            // From the other side: backlinks in queries.
+            let topicCases: [(String, (Int) -> Bool)] = [
+                ("pieces.@count == 0", { t in !pieces.contains { $0.topics.contains(t) } }),
+                ("pieces.@count > 20", { t in pieces.filter { $0.topics.contains(t) }.count > 20 }),
+                ("ANY pieces.title BEGINSWITH 'gamma'", { t in pieces.contains { $0.topics.contains(t) && $0.title.hasPrefix("gamma") } }),
+                ("ANY pieces.author.name == 'c2'", { t in pieces.contains { $0.topics.contains(t) && $0.author == 2 } }),
+            ]
+            for (format, oracle) in topicCases {
+                let expected = (0..<20).filter(oracle).map(topicName).sorted()
+                #expect(try realm.objects(Topic.self).filter(format).map(\.value) == expected, "\(format)")
+            }
+            // Links to indexed properties go through the index, then the links' own indexes.
+            let pieceObjects = realm.objects(Piece.self)
+            #expect(try pieceObjects.filter("author.name == 'c3'").explain().hasPrefix("link lookup on Piece.author from [index equality on Columnist.name"))
+            #expect(try pieceObjects.filter("ANY topics.value == 't3'").explain().hasPrefix("link lookup on Piece.topics from [primary-key lookup"))
+            #expect(try pieceObjects.filter("author.name == nil").explain().hasPrefix("full scan"), "a null link matches: no lookup")
+            #expect(try pieceObjects.filter("ALL topics.value == 't3'").explain().hasPrefix("full scan"), "an empty list matches ALL")
+            let quiet = try realm.objects(Columnist.self).filter("pieces.@count == 0").map(\.name)
+            #expect(quiet == ["c7"])
+        }
+    }
+
+    @Test func linkingObjectsAreLiveAndCountedFromTheIndexes() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: collectionConfiguration(dir))
+            let pieces = try fill(realm)
+            let t3 = realm.object(ofType: Topic.self, forPrimaryKey: "t3")!
+            let c2 = realm.object(ofType: Columnist.self, forPrimaryKey: "id2")!
+            let withT3 = pieces.filter { $0.topics.contains(3) }.map(\.id)
+            #expect(t3.pieces.count == withT3.count, "a piece holding t3 twice counts once")
+            #expect(t3.pieces.map(\.id) == withT3)
+            #expect(c2.pieces.count == pieces.filter { $0.author == 2 }.count)
+            #expect(t3.pieces.explain().contains("link lookup on Piece.topics (1 object)"))
+            #expect(t3.pieces.explain().contains("count from index"))
+            #expect(c2.pieces.explain().contains("index equality on Piece.author"))
+            #expect(c2.pieces.where { $0.title.starts(with: "beta") }.map(\.id) == pieces.filter { $0.author == 2 && $0.title.hasPrefix("beta") }.map(\.id))
+            #expect(t3.pieces.sorted(byKeyPath: "id", ascending: false).first?.id == withT3.last)
+
+            // Live: a write changes what the same collection shows.
+            let backlinks = t3.pieces
+            let before = backlinks.count
+            let piece = realm.object(ofType: Piece.self, forPrimaryKey: withT3[0])!
+            try realm.write {
+                while let i = piece.topics.index(of: t3) { piece.topics.remove(at: i) }
+                piece.author = c2
+            }
+            #expect(backlinks.count == before - 1)
+            #expect(!backlinks.contains { $0.id == withT3[0] })
+            #expect(c2.pieces.contains { $0.id == withT3[0] })
+            try realm.write { realm.delete(realm.object(ofType: Piece.self, forPrimaryKey: withT3[1])!) }
+            #expect(backlinks.count == before - 2)
+
+            // Unmanaged: empty.
+            #expect(Topic().pieces.isEmpty && Topic().pieces.count == 0)
+            #expect(t3.objectSchema["pieces"]?.type == .linkingObjects)
+            #expect("\(t3.objectSchema["pieces"]!)" == "pieces: LinkingObjects<Piece>")
+        }
+    }
+
+    @Test func linkingObjectsNotifyTheirObservers() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: collectionConfiguration(dir))
+            _ = try fill(realm)
+            let t4 = realm.object(ofType: Topic.self, forPrimaryKey: "t4")!
+            var changes: [String] = []
+            let token = t4.pieces.observe { change in
+                switch change {
+                case .initial(let objects): changes.append("initial \(objects.count)")
+                case .update(let objects, let deletions, let insertions, _):
+                    changes.append("update \(objects.count) -\(deletions.count) +\(insertions.count)")
+                case .error(let error): changes.append("error \(error)")
+                }
+            }
+            defer { token.invalidate() }
+            let count = t4.pieces.count
+            try realm.write {
+                let piece = Piece()
+                piece.id = 1000
+                piece.topics.append(t4)
+                try realm.add(piece)
+            }
+            realm.refresh()
+            #expect(changes == ["initial \(count)", "update \(count + 1) -0 +1"])
+        }
+    }
+
+    @Test func malformedCollectionQueriesSayWhatIsWrong() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: collectionConfiguration(dir))
+            let cases: [(String, String)] = [
+                ("ANY title == 'x'", "ANY at offset 0 needs a key path through a list or LinkingObjects"),
+                ("topics.@median > 1", "unknown aggregate '@median'"),
+                ("topics.@sum > 1", "needs a property of Topic after it"),
+                ("labels.@sum > 1", "needs numbers"),
+                ("ratings.value == 1", "whose values have no property 'value'"),
+                ("SUBQUERY(topics, t, t.weight > 1).@count > 0", "expected a variable such as $x"),
+                ("SUBQUERY(topics, $t, weight > 1).@count > 0", "inside SUBQUERY, key paths start with its variable"),
+                ("SUBQUERY(topics, $t, $t.weight > 1) > 0", "expected .@count after SUBQUERY"),
+                ("topics.@count == 'many'", "cannot compare"),
+                ("topics.pieces.title == 'x'", "goes through two collections"),
+            ]
+            for (format, message) in cases {
+                do {
+                    _ = try realm.objects(Piece.self).filter(format)
+                    Issue.record("\(format) was accepted")
+                } catch let error as RealmError {
+                    #expect(error.message.contains(message), "\(format): \(error.message)")
+                }
+            }
+        }
+    }
+}
