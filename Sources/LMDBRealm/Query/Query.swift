@@ -18,6 +18,8 @@ public struct Query<T> {
         case root(ClassInfo)
         case property(name: String)
         case condition(QueryNode)
+        /// `(condition).count`: how many elements of a collection satisfy the condition.
+        case subquery(QueryNode)
     }
 
     let kind: Kind
@@ -32,6 +34,7 @@ public struct Query<T> {
         case .condition(let node): node
         case .property(let name): .comparison(property: name, op: .equal, value: .bool(true), options: [])
         case .root: .constant(true)
+        case .subquery: fatalError("a query's .count must be compared with a number")
         }
     }
 
@@ -71,7 +74,10 @@ extension Query {
 
 extension Query where T: _Persistable {
     private func compare(_ op: ComparisonOperator, _ value: T, _ options: StringOptions = []) -> Query<Bool> {
-        Query<Bool>(.condition(.comparison(property: propertyName, op: op, value: QueryValue(value), options: options)))
+        if case .subquery(let filter) = kind {
+            return Query<Bool>(.condition(.aggregate(path: "", function: .count, property: nil, filter: filter, op: op, value: QueryValue(value))))
+        }
+        return Query<Bool>(.condition(.comparison(property: propertyName, op: op, value: QueryValue(value), options: options)))
     }
 
     public static func == (lhs: Query<T>, rhs: T) -> Query<Bool> { lhs.compare(.equal, rhs) }
@@ -102,7 +108,10 @@ extension Optional: _QueryComparable where Wrapped: _QueryComparable & _Persista
 
 extension Query where T: _QueryComparable {
     private func order(_ op: ComparisonOperator, _ value: T) -> Query<Bool> {
-        Query<Bool>(.condition(.comparison(property: propertyName, op: op, value: QueryValue(value), options: [])))
+        if case .subquery(let filter) = kind {
+            return Query<Bool>(.condition(.aggregate(path: "", function: .count, property: nil, filter: filter, op: op, value: QueryValue(value))))
+        }
+        return Query<Bool>(.condition(.comparison(property: propertyName, op: op, value: QueryValue(value), options: [])))
     }
 
     public static func < (lhs: Query<T>, rhs: T) -> Query<Bool> { lhs.order(.less, rhs) }

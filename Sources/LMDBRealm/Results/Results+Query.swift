@@ -10,7 +10,7 @@ extension Results {
     public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> {
         core.realm.checkThread()
         let query = isIncluded(Query<Element>(.root(core.info)))
-        return Results(core: core.appending(.filter(query.node)))
+        return Results(core: core.appending(.filter(query.node.resolvingCollections(in: core.info.schema))))
     }
 
     /// The objects sorted by the property `keyPath`.

@@ -111,7 +111,8 @@ final class ClassInfo: @unchecked Sendable {
                 let marker = markers[column]
                 // A link's read returns no object (none can be made without a realm): its one
                 // read, of a link column, names it.
-                let isLink = schema.properties[column].type == .object
+                let property = schema.properties[column]
+                let isLink = property.type == .object || property.isArray || property.type == .linkingObjects
                 let same = persistable._rlmWithBytes { $0.map { $0.elementsEqual(marker) } ?? isLink }
                 if same && Swift.type(of: persistable)._rlmType == schema.properties[column].type {
                     name = schema.properties[column].name

@@ -168,6 +168,41 @@ private func fill(_ realm: Realm) throws -> [PieceValues] {
         }
     }
 
+    @Test func theQueryLanguageReachesIntoCollectionsAsPredicateStringsDo() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: collectionConfiguration(dir))
+            _ = try fill(realm)
+            let t3 = realm.object(ofType: Topic.self, forPrimaryKey: "t3")!
+            let t5 = realm.object(ofType: Topic.self, forPrimaryKey: "t5")!
+            let pieces = realm.objects(Piece.self)
+            let pairs: [(Results<Piece>, String, [Any])] = [
+                (pieces.where { $0.topics.value == "t3" }, "ANY topics.value == 't3'", []),
+                (pieces.where { $0.topics.weight > 3 && $0.title.starts(with: "b") }, "ANY topics.weight > 3 AND title BEGINSWITH 'b'", []),
+                (pieces.where { $0.topics.count > 2 }, "topics.@count > 2", []),
+                (pieces.where { $0.topics.contains(t3) }, "%@ IN topics", [t3]),
+                (pieces.where { $0.topics.containsAny(in: [t3, t5]) }, "ANY topics IN %@", [[t3, t5]]),
+                (pieces.where { !$0.topics.contains(t3) }, "NOT %@ IN topics", [t3]),
+                (pieces.where { $0.ratings.contains(3) }, "3 IN ratings", []),
+                (pieces.where { $0.ratings.avg >= 3 }, "ratings.@avg >= 3", []),
+                (pieces.where { $0.ratings.sum > 10 }, "ratings.@sum > 10", []),
+                (pieces.where { $0.ratings.min == 0 }, "ratings.@min == 0", []),
+                (pieces.where { $0.ratings.max.contains(2...4) }, "ratings.@max BETWEEN {2, 4}", []),
+                (pieces.where { $0.labels.contains(nil) }, "ANY labels == nil", []),
+                (pieces.where { ($0.topics.weight > 3).count >= 2 }, "SUBQUERY(topics, $t, $t.weight > 3).@count >= 2", []),
+                (pieces.where { $0.author.name == "c3" }, "author.name == 'c3'", []),
+                (pieces.where { $0.author.pieces.count > 40 }, "author.pieces.@count > 40", []),
+            ]
+            for (built, format, args) in pairs {
+                let expected = try pieces.filter(format, argumentArray: args).map(\.id)
+                #expect(!expected.isEmpty, "\(format)")
+                #expect(built.map(\.id) == expected, "\(format)")
+            }
+            let topics = realm.objects(Topic.self)
+            #expect(topics.where { $0.pieces.count == 0 }.map(\.value) == (try topics.filter("pieces.@count == 0").map(\.value)))
+            #expect(topics.where { $0.pieces.title.starts(with: "gamma") }.count == (try topics.filter("ANY pieces.title BEGINSWITH 'gamma'").count))
+        }
+    }
+
     @Test func linkingObjectsAreLiveAndCountedFromTheIndexes() throws {
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: collectionConfiguration(dir))

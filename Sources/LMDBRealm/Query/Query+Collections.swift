@@ -1,0 +1,160 @@
+public import Foundation
+
+// The query language through lists and backlinks, with RealmSwift's spelling:
+//
+//     articles.where { $0.keywords.value == "swift" }            // ANY keyword's value
+//     articles.where { $0.keywords.count > 2 }                   // keywords.@count
+//     articles.where { $0.scores.avg >= 4 }                      // scores.@avg
+//     articles.where { $0.tags.contains("lmdb") }                // 'lmdb' IN tags
+//     articles.where { ($0.keywords.value.starts(with: "s")).count > 1 }   // SUBQUERY(…).@count
+//     keywords.where { $0.articles.count == 0 }                  // backlinks
+//
+// A key path through a collection is kept as one dotted name while the query is built; when
+// the query is applied, `resolvingCollections(in:)` turns each test on it into a collection
+// test or an aggregate.
+
+/// A persisted collection a query can reach into: `List` and `LinkingObjects`.
+public protocol _QueryCollection: _Persistable {
+    associatedtype _QueryElement
+}
+
+extension List: _QueryCollection {
+    public typealias _QueryElement = Element
+}
+
+extension LinkingObjects: _QueryCollection {
+    public typealias _QueryElement = Element
+}
+
+extension Query where T: _QueryCollection {
+    /// The number of elements (`@count`).
+    public var count: Query<Int> { Query<Int>(.property(name: propertyName + ".@count")) }
+
+    /// Whether the collection holds `value` (`value IN collection`); an object is compared by
+    /// identity.
+    public func contains(_ value: T._QueryElement) -> Query<Bool> where T._QueryElement: _Persistable {
+        Query<Bool>(.condition(.comparison(property: propertyName, op: .equal, value: QueryValue(value), options: [])))
+    }
+
+    /// Whether the collection holds any of `values`.
+    public func containsAny<S: Sequence>(in values: S) -> Query<Bool> where S.Element == T._QueryElement, T._QueryElement: _Persistable {
+        Query<Bool>(.condition(.membership(property: propertyName, values: values.map { QueryValue($0) })))
+    }
+}
+
+extension Query where T: _QueryCollection, T._QueryElement: Object {
+    /// The property `keyPath` reads on the collection's objects: a test of it holds if it
+    /// holds for any of them (`ANY keywords.value == 'x'`).
+    public subscript<V: _Persistable>(dynamicMember keyPath: KeyPath<T._QueryElement, V>) -> Query<V> {
+        let info = ClassInfo.of(T._QueryElement.self)
+        guard let name = info.propertyName(for: keyPath) else {
+            fatalError("\(keyPath) is not a persisted property of \(info.schema.className)")
+        }
+        return Query<V>(.property(name: propertyName + "." + name))
+    }
+}
+
+/// Numbers a collection can be aggregated over.
+public protocol _QueryNumeric: _Persistable {}
+extension Int: _QueryNumeric {}
+extension Int8: _QueryNumeric {}
+extension Int16: _QueryNumeric {}
+extension Int32: _QueryNumeric {}
+extension Int64: _QueryNumeric {}
+extension Float: _QueryNumeric {}
+extension Double: _QueryNumeric {}
+extension Decimal: _QueryNumeric {}
+extension Date: _QueryNumeric {}
+extension Optional: _QueryNumeric where Wrapped: _QueryNumeric & _PersistableNonOptional {}
+
+extension Query where T: _QueryCollection, T._QueryElement: _QueryNumeric {
+    /// The smallest element (`@min`); `nil` for an empty collection.
+    public var min: Query<T._QueryElement> { Query<T._QueryElement>(.property(name: propertyName + ".@min")) }
+    /// The largest element (`@max`).
+    public var max: Query<T._QueryElement> { Query<T._QueryElement>(.property(name: propertyName + ".@max")) }
+    /// The sum of the elements (`@sum`); 0 for an empty collection.
+    public var sum: Query<T._QueryElement> { Query<T._QueryElement>(.property(name: propertyName + ".@sum")) }
+    /// The mean of the elements (`@avg`); `nil` for an empty collection.
+    public var avg: Query<T._QueryElement> { Query<T._QueryElement>(.property(name: propertyName + ".@avg")) }
+}
+
+extension Query where T == Bool {
+    /// How many elements of the one collection the condition reaches into satisfy it:
+    /// `($0.keywords.weight > 3).count > 1` is `SUBQUERY(keywords, $k, $k.weight > 3).@count > 1`.
+    public var count: Query<Int> { Query<Int>(.subquery(node)) }
+}
+
+// MARK: - Resolving key paths through collections
+
+extension QueryNode {
+    /// The query with every test whose key path goes through a list or `LinkingObjects` of
+    /// `schema`'s class made a collection test (`ANY`) or an aggregate. Key paths that name no
+    /// collection are left as they are.
+    func resolvingCollections(in schema: ObjectSchema) -> QueryNode {
+        switch self {
+        case .and(let children): return .and(children.map { $0.resolvingCollections(in: schema) })
+        case .or(let children): return .or(children.map { $0.resolvingCollections(in: schema) })
+        case .not(let child): return .not(child.resolvingCollections(in: schema))
+        case .constant, .block, .collection: return self
+        case .aggregate(let path, let function, let property, let filter?, let op, let value) where path.isEmpty:
+            // `(condition).count`: the collection is the one the condition reaches into.
+            guard let collection = filter.propertyNames.lazy.compactMap({ splitAtCollection($0, in: schema)?.path }).first else {
+                fatalError("a query's .count needs a condition on the elements of a List or LinkingObjects")
+            }
+            let element = filter.strippingPrefix(collection + ".", itself: collection)
+            return .aggregate(path: collection, function: function, property: property, filter: element, op: op, value: value)
+        case .aggregate:
+            return self
+        case .comparison, .between, .membership, .stringMatch:
+            guard let name = property, let (path, rest) = splitAtCollection(name, in: schema) else { return self }
+            if let first = rest.first, first.hasPrefix("@"), let function = AggregateFunction(rawValue: first) {
+                let property = rest.count > 1 ? rest.dropFirst().joined(separator: ".") : nil
+                switch self {
+                case .comparison(_, let op, let value, _):
+                    return .aggregate(path: path, function: function, property: property, filter: nil, op: op, value: value)
+                case .between(_, let lower, let upper):
+                    return .and([
+                        .aggregate(path: path, function: function, property: property, filter: nil, op: .greaterOrEqual, value: lower),
+                        .aggregate(path: path, function: function, property: property, filter: nil, op: .lessOrEqual, value: upper),
+                    ])
+                default:
+                    fatalError("an aggregate of '\(path)' can only be compared with a value")
+                }
+            }
+            let element = withProperty(rest.isEmpty ? "self" : rest.joined(separator: "."))
+            return .collection(path: path, quantifier: .any, element: element)
+        }
+    }
+
+    /// The leaves' key paths with `prefix` removed (`itself`, the collection alone, becomes
+    /// `self`).
+    fileprivate func strippingPrefix(_ prefix: String, itself: String) -> QueryNode {
+        switch self {
+        case .and(let children): return .and(children.map { $0.strippingPrefix(prefix, itself: itself) })
+        case .or(let children): return .or(children.map { $0.strippingPrefix(prefix, itself: itself) })
+        case .not(let child): return .not(child.strippingPrefix(prefix, itself: itself))
+        default:
+            guard let name = property else { return self }
+            if name == itself { return withProperty("self") }
+            require(name.hasPrefix(prefix), "a query's .count reaches into '\(itself)' and '\(name)': one collection at a time")
+            return withProperty(String(name.dropFirst(prefix.count)))
+        }
+    }
+}
+
+/// The part of key path `name` up to the first list or `LinkingObjects` property, and the
+/// components after it; `nil` if it goes through none.
+private func splitAtCollection(_ name: String, in schema: ObjectSchema) -> (path: String, rest: ArraySlice<String>)? {
+    guard name.isKeyPath || schema[name].map({ $0.isArray || $0.type == .linkingObjects }) == true else { return nil }
+    let names = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+    var schema = schema
+    for (i, component) in names.enumerated() {
+        guard let property = schema[component] else { return nil }
+        if property.isArray || property.type == .linkingObjects {
+            return (names[...i].joined(separator: "."), names[(i + 1)...])
+        }
+        guard property.type == .object, let target = property.objectClassName.flatMap(ClassInfo.named)?.schema else { return nil }
+        schema = target
+    }
+    return nil
+}
