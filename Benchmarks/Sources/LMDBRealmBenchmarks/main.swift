@@ -6,7 +6,8 @@
 //         [--engines LMDBRealm,SQLite,GRDB,LMDBKit] [--output DIR]
 //
 // `--profile insert|scan|get|filter|top100|delete|construct` instead repeats one operation of the
-// LMDBRealm engine in this process alone, for a profiler (see Profile.swift).
+// LMDBRealm engine in this process alone, for a profiler (see Profile.swift); `--graph` runs the
+// object-graph workload against normalised SQLite (see Graph.swift).
 import Foundation
 
 let allEngineTypes: [any Engine.Type] = [RealmEngine.self, SQLiteEngine.self, GRDBEngine.self, KitEngine.self]
@@ -19,6 +20,7 @@ struct Settings {
     var output: String?
     var engines = engineNames
     var profile: ProfiledOperation?
+    var graph = false
 
     var effectiveRounds: Int { rounds ?? (quick ? 3 : (n >= 1_000_000 ? 3 : 5)) }
 }
@@ -29,6 +31,7 @@ func parseArguments() -> Settings {
     func usage() -> Never {
         FileHandle.standardError.write(Data("""
             usage: LMDBRealmBenchmarks [--n N] [--rounds R] [--quick] [--engines A,B] [--output DIR]
+                   LMDBRealmBenchmarks --graph [--n N] [--rounds R] [--quick]
                    LMDBRealmBenchmarks --profile \(ProfiledOperation.allCases.map(\.rawValue).joined(separator: "|")) [--n N] [--rounds R]
 
             """.utf8))
@@ -44,6 +47,7 @@ func parseArguments() -> Settings {
             guard let v = arguments.next() else { usage() }
             settings.engines = v.split(separator: ",").map(String.init)
             if !settings.engines.allSatisfy(engineNames.contains) { usage() }
+        case "--graph": settings.graph = true
         case "--child": guard let v = arguments.next() else { usage() }; settings.child = v
         case "--profile":
             guard let v = ProfiledOperation(rawValue: arguments.next() ?? "") else { usage() }
@@ -252,7 +256,9 @@ if CommandLine.arguments.count == 4 && CommandLine.arguments[1] == "--notify-wri
 
 let settings = parseArguments()
 do {
-    if let op = settings.profile {
+    if settings.graph {
+        try MainActor.assumeIsolated { try runGraph(settings: settings) }
+    } else if let op = settings.profile {
         try MainActor.assumeIsolated { try runProfile(op, settings: settings) }
     } else if let child = settings.child, child.hasPrefix("concurrency:") {
         try MainActor.assumeIsolated { try runConcurrencyChild(String(child.dropFirst(12)), settings: settings) }

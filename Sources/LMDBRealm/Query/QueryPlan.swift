@@ -137,7 +137,8 @@ struct QueryPlanner {
             guard !rest.outcomeForNull, let (column, target) = linkTarget(String(name[..<dot])), table.indexes[column] != nil,
                 let inner = selectivePlan(rest, on: target)
             else { return nil }
-            return (inner.rank + 1, .backlinks(column: column, targets: .query(inner.plan)), false)
+            // Each object links to one target: the targets' backlink counts add up to the count.
+            return (inner.rank + 1, .backlinks(column: column, targets: .query(inner.plan)), inner.plan.countFromIndex)
         case .collection(let path, .any, let element) where !path.isKeyPath:
             guard let column = table.schema.properties.firstIndex(where: { $0.name == path }),
                 table.lists[column]?.references != nil

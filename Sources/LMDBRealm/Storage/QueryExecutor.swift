@@ -46,12 +46,26 @@ struct QueryExecutor {
 
     /// The number of matching objects, from the index alone when the plan allows.
     func count(_ plan: QueryPlan) -> Int {
-        if plan.countFromIndex, case .backlinks(let column, .keys(let keys)) = plan.access, keys.count == 1 {
-            do {
-                return try keys[0].withUnsafeBytes { try view.backlinkCount(from: table, column: column, to: $0, file: file) }
-            } catch {
-                reader.cannotRead("the links of '\(table.className)'", error)
+        if plan.countFromIndex, case .backlinks(let column, let targets) = plan.access {
+            // One target (`.keys`), or the targets of a to-one link: each object counts once.
+            var total = 0
+            var failure: (any Error)?
+            func add(_ target: UnsafeRawBufferPointer) -> Bool {
+                do {
+                    total += try view.backlinkCount(from: table, column: column, to: target, file: file)
+                    return true
+                } catch {
+                    failure = error
+                    return false
+                }
             }
+            switch targets {
+            case .keys(let keys): for key in keys where !key.withUnsafeBytes(add) { break }
+            case .query(let inner):
+                QueryExecutor(reader: reader, table: inner.table, view: view).forEach(inner, records: false) { key, _ in add(key) }
+            }
+            if let failure { reader.cannotRead("the links of '\(table.className)'", failure) }
+            return total
         }
         if plan.countFromIndex, case .indexKeys(let column, let keys) = plan.access {
             do {
