@@ -33,6 +33,11 @@ extension Object {
         }
     }
 
+    /// The stored bytes of every element of declared list column `column`, in one walk.
+    final func _listFields(_ column: Int32) -> [[UInt8]?] {
+        readList(column) { view, list, owner in try view.listElements(list, owner: owner) }
+    }
+
     final func _listCount(_ column: Int32) -> Int {
         readList(column) { view, list, owner in try view.listCount(list, owner: owner) }
     }

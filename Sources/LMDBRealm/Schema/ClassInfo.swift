@@ -166,7 +166,8 @@ final class ClassInfo: @unchecked Sendable {
 
     private static let lock = NSRecursiveLock()
     nonisolated(unsafe) private static var cache: [ObjectIdentifier: ClassInfo] = [:]
-    // nonisolated(unsafe): `cache` is only read or written while `lock` is held.
+    nonisolated(unsafe) private static var byName: [String: ClassInfo] = [:]
+    // nonisolated(unsafe): `cache` and `byName` are only read or written while `lock` is held.
 
     /// The cached description of `type`, discovered on first use.
     static func of(_ type: Object.Type) -> ClassInfo {
@@ -182,6 +183,7 @@ final class ClassInfo: @unchecked Sendable {
         let cached = lock.withLock {
             if let existing = cache[id] { return existing }
             cache[id] = info
+            if byName[info.schema.className] == nil { byName[info.schema.className] = info }
             return info
         }
         // The classes it links to are known too, so that queries can follow its links.
@@ -211,7 +213,7 @@ final class ClassInfo: @unchecked Sendable {
 
     /// The discovered class stored under `className`, if any.
     static func named(_ className: String) -> ClassInfo? {
-        lock.withLock { cache.values.first { $0.schema.className == className } }
+        lock.withLock { byName[className] }
     }
 }
 

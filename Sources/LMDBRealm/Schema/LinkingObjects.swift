@@ -21,21 +21,20 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, CustomStr
     /// The class whose property links here, and that property's name.
     public let originType: Element.Type
     public let propertyName: String
-    /// The linking objects, as a query on the origin class; `nil` while unmanaged.
-    let results: Results<Element>?
+    /// The managed object whose backlinks these are; `nil` while unmanaged.
+    private let owner: Object?
 
     /// Backlinks through `propertyName` of `type`, as RealmSwift spells it.
     public init(fromType type: Element.Type, property propertyName: String) {
         originType = type
         self.propertyName = propertyName
-        results = nil
+        owner = nil
     }
 
     /// The backlinks of the managed `object` through `propertyName`.
     init(of object: Object, through propertyName: String) {
         originType = Element.self
         self.propertyName = propertyName
-        let realm = object._realm.unsafelyUnwrapped
         let origin = ClassInfo.of(Element.self)
         guard let property = origin.schema[propertyName],
             property.type == .object, property.objectClassName == type(of: object).className()
@@ -44,12 +43,19 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, CustomStr
                 "LinkingObjects<\(Element.className())> of \(type(of: object).className()) names '\(propertyName)', "
                     + "which is not a link or a list of \(type(of: object).className()) declared by \(Element.className())")
         }
-        let key = QueryValue.data(object._key.withBytes { Data($0) })
+        owner = object
+    }
+
+    /// The linking objects, as a query on the origin class; `nil` while unmanaged.
+    var results: Results<Element>? {
+        guard let owner, let realm = owner._realm else { return nil }
+        let origin = ClassInfo.of(Element.self)
+        let key = QueryValue.data(owner._key.withBytes { Data($0) })
         let node: QueryNode =
-            property.isArray
+            origin.schema[propertyName]!.isArray
             ? .collection(path: propertyName, quantifier: .any, element: .comparison(property: "self", op: .equal, value: key, options: []))
             : .comparison(property: propertyName, op: .equal, value: key, options: [])
-        results = Results(core: Results(realm: realm, info: origin).core.appending(.filter(node)))
+        return Results(core: Results(realm: realm, info: origin).core.appending(.filter(node)))
     }
 
     /// The realm of the object whose backlinks these are; `nil` while it is unmanaged.
@@ -61,7 +67,17 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, CustomStr
     public func index(before i: Int) -> Int { i - 1 }
 
     /// The number of linking objects, counted in the link index without reading any record.
-    public var count: Int { results?.count ?? 0 }
+    public var count: Int {
+        guard let owner, let realm = owner._realm else { return 0 }
+        realm.checkThread()
+        let lock = realm.frozenLock
+        lock?.lock()
+        defer { lock?.unlock() }
+        guard let origin = realm.bindingForReading(Element.self),
+            let column = origin.table.schema.properties.firstIndex(where: { $0.name == propertyName })
+        else { return 0 }
+        return owner._key.withBytes { realm.backlinkCount(from: origin.table, column: column, to: $0) }
+    }
 
     public var isEmpty: Bool { count == 0 }
 

@@ -61,6 +61,39 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
         set { apply(.replace(position, newValue)) }
     }
 
+    /// Iterates the elements as they are when iteration begins: a managed list's elements are
+    /// read in one walk (an object's accessor is made as it is reached).
+    public func makeIterator() -> Iterator {
+        guard let owner else { return Iterator(unmanaged: storage) }
+        return Iterator(owner: owner, fields: owner._listFields(column))
+    }
+
+    /// The iterator of a `List`.
+    public struct Iterator: IteratorProtocol {
+        private var unmanaged: IndexingIterator<[Element]>?
+        private let owner: Object?
+        private let fields: [[UInt8]?]
+        private var index = 0
+
+        init(unmanaged: [Element]) {
+            self.unmanaged = unmanaged.makeIterator()
+            owner = nil
+            fields = []
+        }
+
+        init(owner: Object, fields: [[UInt8]?]) {
+            self.owner = owner
+            self.fields = fields
+        }
+
+        public mutating func next() -> Element? {
+            if unmanaged != nil { return unmanaged!.next() }
+            guard index < fields.count, let realm = owner?._realm else { return nil }
+            defer { index += 1 }
+            return Object.decodeElement(fields[index], as: Element.self, in: realm)
+        }
+    }
+
     /// Adds `element` at the end.
     public func append(_ element: Element) {
         guard let owner else {
@@ -233,7 +266,12 @@ extension List: ListValue, UnmanagedListContents {
     static var elementIsOptional: Bool { Element._rlmOptional }
     static var elementTarget: Object.Type? { Element.self as? Object.Type ?? (Element.self as? any LinkValue.Type)?.targetType }
 
-    var objects: [Object] { storage.compactMap { $0 as? Object } }
+    var objects: [Object] {
+        // A list of objects holds class references: the array is reinterpreted, not cast
+        // element by element.
+        guard Element.self is Object.Type else { return [] }
+        return unsafeBitCast(storage, to: [Object].self)
+    }
 
     func encodedElements() -> [[UInt8]?] {
         storage.map { $0._rlmWithBytes { $0.map(Array.init) } }

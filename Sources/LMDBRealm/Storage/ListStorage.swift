@@ -126,28 +126,55 @@ extension WriteSession {
     func setList(_ elements: [[UInt8]?], old: [[UInt8]?]? = nil, of owner: ObjectKey, in table: Table, column: Int) throws {
         let list = table.lists[column]!
         try owner.withBytes { owner in
-            let prefix = ListKey.prefix(owner)
             let old = try old ?? view.listElements(list, owner: owner)
             let kept = zip(old, elements).prefix { $0 == $1 }.count
             guard kept < max(old.count, elements.count) else { return }
             let txn = view.transaction
-            for position in stride(from: old.count - 1, through: kept, by: -1) {
-                try ListKey.key(prefix, position).withUnsafeBytes { _ = try txn.delete(list.items.dbi, key: $0) }
+            // One key buffer, its position rewritten in place; one value buffer.
+            var key = ListKey.key(ListKey.prefix(owner), 0)
+            let positionAt = key.count - 4
+            func setPosition(_ position: Int) {
+                withUnsafeBytes(of: UInt32(position).bigEndian) { p in
+                    for i in 0..<4 { key[positionAt + i] = p[i] }
+                }
             }
-            for (position, element) in elements.enumerated().dropFirst(kept) {
-                let value = element.map { e in e.withUnsafeBytes { ListKey.value($0) } } ?? ListKey.value(nil)
-                try ListKey.key(prefix, position).withUnsafeBytes { k in
+            for position in stride(from: old.count - 1, through: kept, by: -1) {
+                setPosition(position)
+                try key.withUnsafeBytes { _ = try txn.delete(list.items.dbi, key: $0) }
+            }
+            var value: [UInt8] = []
+            for position in kept..<elements.count {
+                setPosition(position)
+                value.removeAll(keepingCapacity: true)
+                if let element = elements[position] {
+                    value.append(1)
+                    value.append(contentsOf: element)
+                } else {
+                    value.append(0)
+                }
+                try key.withUnsafeBytes { k in
                     try value.withUnsafeBytes { v in _ = try txn.put(list.items.dbi, key: k, value: v) }
                 }
             }
             if let references = list.references {
-                let before = Set(old.compactMap { $0 })
-                let after = Set(elements.compactMap { $0 })
-                for gone in before.subtracting(after) {
-                    try gone.withUnsafeBytes { t in _ = try txn.delete(references.dbi, key: t, value: owner) }
-                }
-                for added in after.subtracting(before) {
-                    try added.withUnsafeBytes { t in _ = try txn.put(references.dbi, key: t, value: owner) }
+                if old.isEmpty {
+                    // A new list (the usual case of `add`): every target is new. A target held
+                    // twice is buffered twice; the flush writes it once.
+                    for case let target? in elements {
+                        try target.withUnsafeBytes { try bufferReference(references, target: $0, owner: owner) }
+                    }
+                } else {
+                    let before = Set(old.compactMap { $0 })
+                    let after = Set(elements.compactMap { $0 })
+                    let gone = before.subtracting(after)
+                    // A buffered entry must be written before one is removed.
+                    if !gone.isEmpty { try flushIndexEntries() }
+                    for target in gone {
+                        try target.withUnsafeBytes { t in _ = try txn.delete(references.dbi, key: t, value: owner) }
+                    }
+                    for added in after.subtracting(before) {
+                        try added.withUnsafeBytes { try bufferReference(references, target: $0, owner: owner) }
+                    }
                 }
             }
             listChanged(owner: ObjectKey(owner), table: table, column: column)
@@ -164,7 +191,7 @@ extension WriteSession {
                 try ListKey.value(element).withUnsafeBytes { v in _ = try txn.put(list.items.dbi, key: k, value: v) }
             }
             if let references = list.references, let element {
-                _ = try txn.put(references.dbi, key: element, value: owner)
+                try bufferReference(references, target: element, owner: owner)
             }
             listChanged(owner: ObjectKey(owner), table: table, column: column)
         }
@@ -181,6 +208,7 @@ extension WriteSession {
     /// Removes `targets` (objects of `target`, being deleted) from every list of objects that
     /// holds them: `nil` removes every element of those lists.
     func removeFromLists(_ targets: [ObjectKey]?, of target: Table, sources: [(table: Table, column: Int)]) throws {
+        try flushIndexEntries()  // the references are read whole
         let txn = view.transaction
         for (source, column) in sources {
             guard let list = source.lists[column], let references = list.references else { continue }

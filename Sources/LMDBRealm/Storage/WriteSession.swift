@@ -448,6 +448,13 @@ final class WriteSession {
         if buffers.indexEntries.count >= PendingIndexEntries.flushThreshold { try flushIndexEntries() }
     }
 
+    /// Buffers the entry *(target → owner)* of a list's references database, written sorted
+    /// with the index entries: the targets of one write's lists come in no order.
+    func bufferReference(_ references: Database, target: UnsafeRawBufferPointer, owner: UnsafeRawBufferPointer) throws {
+        buffers.indexEntries.append(dbi: references.dbi, key: Array(target), value: owner)
+        if buffers.indexEntries.count >= PendingIndexEntries.flushThreshold { try flushIndexEntries() }
+    }
+
     /// Forgets the index entries not written yet: every index is about to be emptied.
     func discardPendingIndexEntries() {
         buffers.indexEntries.removeAll()
