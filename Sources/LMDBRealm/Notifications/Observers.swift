@@ -315,7 +315,7 @@ extension QueryNode {
     var hasBlock: Bool {
         switch self {
         case .block: true
-        case .constant, .comparison, .between, .membership, .stringMatch: false
+        case .constant, .comparison, .between, .membership, .stringMatch, .elementOf: false
         case .collection(_, _, let element): element.hasBlock
         case .aggregate(_, _, _, let filter, _, _): filter?.hasBlock ?? false
         case .and(let children), .or(let children): children.contains { $0.hasBlock }
@@ -378,6 +378,15 @@ final class ObjectObserver<T: Object>: NotificationObserver {
         var changes: [PropertyChange] = []
         let file = realm.file
         for (c, property) in table.schema.properties.enumerated() where observed & ChangeLog.bit(c) != 0 {
+            if let list = table.lists[c] {
+                // A list lives outside the record: its elements in both versions are compared.
+                // (RealmSwift gives no old and new value for a collection property either.)
+                let differs = key.withBytes { k in
+                    ((try? base.view.listElements(list, owner: k)) ?? []) != ((try? current.view.listElements(list, owner: k)) ?? [])
+                }
+                if differs { changes.append(PropertyChange(name: property.name, oldValue: nil, newValue: nil)) }
+                continue
+            }
             let newField = table.field(new.baseAddress!, size: new.count, column: c, in: file)
             let oldField = found.old.flatMap { table.field($0.baseAddress!, size: $0.count, column: c, in: file) }
             if found.old != nil, ByteOrder.equal(oldField, newField) { continue }

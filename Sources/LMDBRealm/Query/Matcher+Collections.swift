@@ -79,6 +79,21 @@ extension QueryCompiler {
             elementType: property.type, target: target)
     }
 
+    /// The keys the list `property` of the object `key` of class `owner` holds, in its order.
+    func listElementKeys(owner: String, property: String, key: Data) -> [[UInt8]] {
+        guard let type = ClassInfo.named(owner)?.type, let binding = realm.bindingForReading(type),
+            let column = binding.table.schema.properties.firstIndex(where: { $0.name == property })
+        else { return [] }
+        var keys: [[UInt8]] = []
+        key.withUnsafeBytes { owner in
+            realm.forEachListElement(of: binding.table, column: column, owner: owner) { element in
+                if let element { keys.append(Array(element)) }
+                return true
+            }
+        }
+        return keys
+    }
+
     /// The test `element` of one element of `source`.
     func elementTest(_ source: CollectionSource, _ element: QueryNode) -> (UnsafeRawBufferPointer) -> Bool {
         guard source.elementType == .object else {

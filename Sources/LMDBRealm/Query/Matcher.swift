@@ -95,6 +95,9 @@ struct QueryCompiler {
             }
         case .aggregate(let path, let function, let property, let filter, let op, let value):
             return aggregate(path, function, property, filter, op, value)
+        case .elementOf(let owner, let property, let key):
+            let members = Set(listElementKeys(owner: owner, property: property, key: key))
+            return { k, _ in members.contains(Array(k)) }
         case .and(let children):
             let tests = children.map(compile)
             return { k, r in tests.allSatisfy { $0(k, r) } }

@@ -259,7 +259,7 @@ extension QueryNode {
             return children.allSatisfy { $0.excludesNil(of: property) }
         case .constant(let value):
             return !value
-        case .not, .block, .collection, .aggregate:
+        case .not, .block, .collection, .aggregate, .elementOf:
             return false
         }
     }

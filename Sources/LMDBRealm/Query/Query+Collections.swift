@@ -95,7 +95,7 @@ extension QueryNode {
         case .and(let children): return .and(children.map { $0.resolvingCollections(in: schema) })
         case .or(let children): return .or(children.map { $0.resolvingCollections(in: schema) })
         case .not(let child): return .not(child.resolvingCollections(in: schema))
-        case .constant, .block, .collection: return self
+        case .constant, .block, .collection, .elementOf: return self
         case .aggregate(let path, let function, let property, let filter?, let op, let value) where path.isEmpty:
             // `(condition).count`: the collection is the one the condition reaches into.
             guard let collection = filter.propertyNames.lazy.compactMap({ splitAtCollection($0, in: schema)?.path }).first else {
@@ -123,6 +123,20 @@ extension QueryNode {
             }
             let element = withProperty(rest.isEmpty ? "self" : rest.joined(separator: "."))
             return .collection(path: path, quantifier: .any, element: element)
+        }
+    }
+
+    /// Whether ``resolvingCollections(in:)`` may change the query: a key path, a `.count` of a
+    /// condition, or (when `info` declares lists or backlinks) any leaf. Checked first so that
+    /// a query on flat properties costs nothing more.
+    func mayReachCollections(_ info: ClassInfo) -> Bool {
+        switch self {
+        case .and(let children), .or(let children): return children.contains { $0.mayReachCollections(info) }
+        case .not(let child): return child.mayReachCollections(info)
+        case .aggregate(let path, _, _, _, _, _): return path.isEmpty
+        case .comparison, .between, .membership, .stringMatch:
+            return property!.isKeyPath || !(info.lists.isEmpty && info.backlinks.isEmpty)
+        case .constant, .block, .collection, .elementOf: return false
         }
     }
 

@@ -25,6 +25,8 @@ extension QueryNode: CustomStringConvertible {
             return "NOT \(child)"
         case .block:
             return "BLOCK"
+        case .elementOf(let owner, let property, _):
+            return "ELEMENT OF \(owner).\(property)"
         case .collection(let path, let quantifier, let element):
             return "\(quantifier.rawValue) \(path) WHERE \(element)"
         case .aggregate(let path, let function, let property, let filter, let op, let value):

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A filter over one class's objects: what the `where` DSL, predicate strings and
 /// `#Predicate` all translate into, and what the planner and executor work on.
 ///
@@ -29,6 +31,9 @@ indirect enum QueryNode: Sendable {
     /// `path.@count op value`, `path.@sum op value` (`path.@sum.property` for objects) and so
     /// on; `filter`, for `SUBQUERY(path, $x, filter).@count`, selects the elements counted.
     case aggregate(path: String, function: AggregateFunction, property: String?, filter: QueryNode?, op: ComparisonOperator, value: QueryValue)
+    /// The objects held by the list `property` of the object `key` of class `owner` (the base of
+    /// a `List`'s queries): found from the list, in its order.
+    case elementOf(owner: String, property: String, key: Data)
 
     /// `lhs AND rhs`, flattening nested conjunctions.
     static func && (lhs: QueryNode, rhs: QueryNode) -> QueryNode {
@@ -53,7 +58,7 @@ indirect enum QueryNode: Sendable {
     /// Every property name the query mentions.
     var propertyNames: Set<String> {
         switch self {
-        case .constant, .block: []
+        case .constant, .block, .elementOf: []
         case .comparison(let p, _, _, _), .between(let p, _, _), .membership(let p, _), .stringMatch(let p, _, _, _): [p]
         case .collection(let p, _, _), .aggregate(let p, _, _, _, _, _): [p]
         case .and(let children), .or(let children): children.reduce(into: []) { $0.formUnion($1.propertyNames) }

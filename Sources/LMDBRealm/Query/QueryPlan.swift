@@ -119,7 +119,7 @@ struct QueryPlanner {
             return children.first.flatMap(firstColumn)
         case .not(let child):
             return firstColumn(child)
-        case .constant, .block, .collection, .aggregate:
+        case .constant, .block, .collection, .aggregate, .elementOf:
             return nil
         }
     }
@@ -139,6 +139,9 @@ struct QueryPlanner {
             else { return nil }
             // Each object links to one target: the targets' backlink counts add up to the count.
             return (inner.rank + 1, .backlinks(column: column, targets: .query(inner.plan)), inner.plan.countFromIndex)
+        case .elementOf(let owner, let property, let key):
+            // The list's own elements, in its order.
+            return (0, .primaryKeys(compiler.listElementKeys(owner: owner, property: property, key: key)), false)
         case .collection(let path, .any, let element) where !path.isKeyPath:
             guard let column = table.schema.properties.firstIndex(where: { $0.name == path }),
                 table.lists[column]?.references != nil

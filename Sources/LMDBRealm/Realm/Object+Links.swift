@@ -108,7 +108,10 @@ extension Realm {
             let binding = list.owner._binding.unsafelyUnwrapped
             let stored = binding.isIdentity ? list.column : binding.storedColumn(Int32(list.column))
             do {
-                try session!.setList(list.contents.encodedElements(), of: list.owner._key, in: binding.table, column: stored)
+                // Under `.error` every object was stored new: its lists are empty, nothing to read.
+                try session!.setList(
+                    list.contents.encodedElements(), old: update == .error ? [] : nil, of: list.owner._key, in: binding.table,
+                    column: stored)
             } catch {
                 recordWriteFailure(error, doing: "Cannot store a list of '\(binding.table.className)' in")
                 throw writeFailure!

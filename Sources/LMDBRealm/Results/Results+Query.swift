@@ -10,7 +10,8 @@ extension Results {
     public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> {
         core.realm.checkThread()
         let query = isIncluded(Query<Element>(.root(core.info)))
-        return Results(core: core.appending(.filter(query.node.resolvingCollections(in: core.info.schema))))
+        let node = query.node
+        return Results(core: core.appending(.filter(node.mayReachCollections(core.info) ? node.resolvingCollections(in: core.info.schema) : node)))
     }
 
     /// The objects sorted by the property `keyPath`.

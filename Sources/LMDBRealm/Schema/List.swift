@@ -105,6 +105,10 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
 
     /// Adds the elements of `objects` at the end, in order (RealmSwift's name).
     public func append<S: Sequence>(objectsIn objects: S) where S.Element == Element {
+        guard owner != nil else {
+            storage.append(contentsOf: objects)
+            return
+        }
         for element in objects { append(element) }
     }
 

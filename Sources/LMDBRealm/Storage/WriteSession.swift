@@ -482,23 +482,29 @@ final class WriteSession {
                 currentDBI = dbi
                 appending = false
                 let cursor = try UnsafeCursor(transaction: txn, dbi: dbi)
+                previousKey.removeAll(keepingCapacity: true)
+                previousValue.removeAll(keepingCapacity: true)
                 if let last = try cursor.last() {
                     let c = ByteOrder.compare(key, last.key)
                     appending = c > 0 || (c == 0 && ByteOrder.compare(value, last.value) > 0)
-                    previousKey = Array(last.key)
-                    previousValue = Array(last.value)
+                    previousKey.append(contentsOf: last.key)
+                    previousValue.append(contentsOf: last.value)
                 } else {
                     appending = true
-                    previousKey = []
-                    previousValue = []
                 }
             }
             if appending {
-                let sameKey = key.elementsEqual(previousKey)
-                if sameKey && value.elementsEqual(previousValue) { return }  // the same entry twice
+                // The previous entry is kept in two buffers reused throughout: no allocation
+                // per entry.
+                let sameKey = ByteOrder.compare(key, previousKey) == 0
+                if sameKey && ByteOrder.compare(value, previousValue) == 0 { return }  // the same entry twice
                 _ = try txn.put(dbi, key: key, value: value, flags: sameKey ? PutFlags.appendDuplicate.rawValue : PutFlags.append.rawValue)
-                if !sameKey { previousKey = Array(key) }
-                previousValue = Array(value)
+                if !sameKey {
+                    previousKey.removeAll(keepingCapacity: true)
+                    previousKey.append(contentsOf: key)
+                }
+                previousValue.removeAll(keepingCapacity: true)
+                previousValue.append(contentsOf: value)
             } else {
                 _ = try txn.put(dbi, key: key, value: value, flags: PutFlags.noDuplicateData.rawValue)
             }

@@ -293,3 +293,76 @@ private func fill(_ realm: Realm) throws -> [PieceValues] {
         }
     }
 }
+
+@Suite struct ListCollectionTests {
+    @Test func aListOfObjectsIsQueriedSortedAndAggregatedInListOrder() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: collectionConfiguration(dir))
+            let pieces = try fill(realm)
+            let withDuplicates = pieces.first { Set($0.topics).count < $0.topics.count && $0.topics.count > 2 }!
+            let piece = realm.object(ofType: Piece.self, forPrimaryKey: withDuplicates.id)!
+            let weights = withDuplicates.topics.map(topicWeight)
+            #expect(piece.topics.asResults.map(\.value) == withDuplicates.topics.map(topicName), "list order, duplicates kept")
+            #expect(piece.topics.where { $0.weight >= 2 }.map(\.value) == withDuplicates.topics.filter { topicWeight($0) >= 2 }.map(topicName))
+            #expect(try piece.topics.filter("weight < %@", 2).count == weights.filter { $0 < 2 }.count)
+            #expect(piece.topics.sorted(byKeyPath: "weight").map(\.weight) == weights.sorted())
+            #expect(piece.topics.sum(ofProperty: "weight") == weights.reduce(0, +))
+            #expect(piece.topics.max(ofProperty: "weight") == weights.max())
+            #expect(piece.topics.asResults.explain().hasPrefix("primary-key lookup of \(withDuplicates.topics.count) keys"))
+
+            let rated = realm.object(ofType: Piece.self, forPrimaryKey: pieces.first { $0.ratings.count > 2 }!.id)!
+            let ratings = Array(rated.ratings)
+            #expect(rated.ratings.min() == ratings.min() && rated.ratings.max() == ratings.max())
+            #expect(rated.ratings.sum() == ratings.reduce(0, +))
+            #expect(rated.ratings.average() == Double(ratings.reduce(0, +)) / Double(ratings.count))
+            #expect(rated.ratings.sorted(ascending: false) == ratings.sorted(by: >))
+            #expect(Piece().ratings.average() as Double? == nil && Piece().ratings.sum() == 0)
+        }
+    }
+
+    @Test func aFrozenListKeepsItsVersion() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: collectionConfiguration(dir))
+            _ = try fill(realm)
+            let piece = realm.object(ofType: Piece.self, forPrimaryKey: 1)!
+            let frozen = piece.ratings.freeze()
+            let before = Array(frozen)
+            #expect(frozen.isFrozen && !piece.ratings.isFrozen)
+            try realm.write { piece.ratings.append(42) }
+            #expect(Array(frozen) == before)
+            #expect(Array(piece.ratings) == before + [42])
+        }
+    }
+
+    @Test func aListReportsItsOwnChanges() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: collectionConfiguration(dir))
+            let piece = Piece()
+            piece.id = 1
+            piece.ratings.append(objectsIn: [1, 2, 3])
+            try realm.write { try realm.add(piece) }
+            var seen: [String] = []
+            let token = piece.ratings.observe { change in
+                switch change {
+                case .initial(let list): seen.append("initial \(Array(list))")
+                case .update(let list, let d, let i, let m): seen.append("\(Array(list)) -\(d) +\(i) ~\(m)")
+                case .error(let error): seen.append("error \(error)")
+                }
+            }
+            defer { token.invalidate() }
+            try realm.write { piece.ratings.append(4) }
+            try realm.write { piece.ratings[0] = 10 }
+            try realm.write { piece.ratings.remove(at: 1) }
+            try realm.write { piece.title = "not the list" }
+            try realm.write { realm.delete(piece) }
+            #expect(seen == [
+                "initial [1, 2, 3]",
+                "[1, 2, 3, 4] -[] +[3] ~[]",
+                "[10, 2, 3, 4] -[] +[] ~[0]",
+                "[10, 3, 4] -[1] +[] ~[]",
+                "[] -[0, 1, 2] +[] ~[]",
+            ])
+        }
+    }
+}
+

@@ -492,7 +492,7 @@ struct ReferenceEvaluator {
             return !matches(child)
         case .block(let test):
             return test(object)
-        case .collection, .aggregate:
+        case .collection, .aggregate, .elementOf:
             fatalError("the translation produces no collection tests")
         }
     }
