@@ -5,7 +5,7 @@ let profileMapSize = 4 << 30
 
 /// The operations `--profile` repeats.
 enum ProfiledOperation: String, CaseIterable {
-    case insert, scan, get, filter, top100, delete, construct
+    case insert, scan, get, filter, section, top100, delete, construct
 
     var summary: String {
         switch self {
@@ -13,6 +13,7 @@ enum ProfiledOperation: String, CaseIterable {
         case .scan: "scan_all over one loaded file"
         case .get: "get_by_id over one loaded file"
         case .filter: "count_filter over one loaded file, repeated for a second per round"
+        case .section: "count_section_indexed over one loaded file, 20,000 queries a round"
         case .top100: "top100_by_date over one loaded file, repeated for a second per round"
         case .delete: "delete_all, the file loaded again before each round (the load is not timed)"
         case .construct: "creating and filling N unmanaged Articles, no realm"
@@ -59,6 +60,13 @@ enum ProfiledOperation: String, CaseIterable {
             rates.append(Double(n) / s)
             check &+= try engine.count()
         }
+    case .section:
+        let engine = try loaded(0)
+        for _ in 0..<rounds {
+            let (s, sum) = try timed { try measured { try (0..<20_000).reduce(0) { n, _ in n &+ (try engine.countSection("Sports")) } } }
+            rates.append(20_000 / s)
+            check &+= sum
+        }
     case .scan, .get, .filter, .top100:
         let engine = try loaded(0)
         for _ in 0..<rounds {
@@ -99,7 +107,7 @@ enum ProfiledOperation: String, CaseIterable {
             check &+= keep.count
         }
     }
-    let unit = op == .top100 || op == .filter ? "queries/s" : (op == .get ? "lookups/s" : "objects/s")
+    let unit = op == .top100 || op == .filter || op == .section ? "queries/s" : (op == .get ? "lookups/s" : "objects/s")
     print(String(format: "%@ %.0f %@ (median of %d rounds; min %.0f, max %.0f; check %d)",
                  op.rawValue, median(rates), unit, rates.count, rates.min()!, rates.max()!, check))
 }

@@ -10,8 +10,13 @@ extension Results {
     public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> {
         core.realm.checkThread()
         let query = isIncluded(Query<Element>(.root(core.info)))
-        let node = query.node
-        return Results(core: core.appending(.filter(node.mayReachCollections(core.info) ? node.resolvingCollections(in: core.info.schema) : node)))
+        var node = query.node
+        // A class with no link, list or backlinks reaches no collection: nothing to rewrite.
+        let info = core.info
+        if !(info.links.isEmpty && info.lists.isEmpty && info.backlinks.isEmpty), node.mayReachCollections(info) {
+            node = node.resolvingCollections(in: info.schema)
+        }
+        return Results(core: core.appending(.filter(node)))
     }
 
     /// The objects sorted by the property `keyPath`.

@@ -221,5 +221,11 @@ extension String {
     /// Whether this names a key path through links (`byline.name`) rather than one property.
     /// (Checked on the UTF-8 bytes: `contains(".")` goes through Foundation's string search,
     /// which costs a microsecond on every query built.)
-    var isKeyPath: Bool { utf8.contains(UInt8(ascii: ".")) }
+    var isKeyPath: Bool {
+        // Property names are native strings: their bytes are searched in place with memchr.
+        if let found = utf8.withContiguousStorageIfAvailable({ $0.isEmpty ? false : memchr($0.baseAddress!, 0x2E, $0.count) != nil }) {
+            return found
+        }
+        return utf8.contains(UInt8(ascii: "."))
+    }
 }
