@@ -34,8 +34,9 @@ struct GraphData {
     /// For each article: its author and its keywords (indexes).
     let byline: [Int]
     let keywordsOf: [[Int]]
-    /// Article ids to follow, and author names to query.
+    /// Article ids to follow, keyword values and author names to query.
     let lookups: [Int64]
+    let values: [String]
     let names: [String]
 
     init(n: Int) {
@@ -58,6 +59,7 @@ struct GraphData {
         self.keywordsOf = keywordsOf
         lookups = (0..<20_000).map { _ in Int64(1 + g.next() % UInt64(n)) }
         names = (0..<1_000).map { _ in graphAuthorName(Int(g.next() % UInt64(max(1, n / 100)))) }
+        values = (0..<1_000).map { _ in graphKeyword(Int(g.next() % UInt64(max(5, n / 10)))) }
     }
 }
 
@@ -67,13 +69,13 @@ func graphTitle(_ i: Int) -> String { "Article \(i): a headline of ordinary leng
 
 /// The graph operations, in the order each engine runs them.
 enum GraphOperation: String, CaseIterable {
-    case link_insert, follow_links, backlink_count, query_through_link
+    case link_insert, follow_links, backlink_count, query_through_link, query_byline
 
     var unit: String {
         switch self {
         case .link_insert: "articles/s"
         case .follow_links: "articles/s"
-        case .backlink_count, .query_through_link: "queries/s"
+        case .backlink_count, .query_through_link, .query_byline: "queries/s"
         }
     }
 
@@ -82,7 +84,8 @@ enum GraphOperation: String, CaseIterable {
         case .link_insert: "N articles, each linked to 1 of N/100 authors and 5 of N/10 keywords, one transaction"
         case .follow_links: "20,000 random articles: the byline's name and every keyword's value read"
         case .backlink_count: "every keyword: how many articles hold it (LinkingObjects count / COUNT on the join table)"
-        case .query_through_link: "1,000 counts of articles whose byline's name is given (Author.name indexed)"
+        case .query_through_link: "1,000 counts of articles holding a keyword given by value (ANY keywords.value == X)"
+        case .query_byline: "1,000 counts of articles whose byline's name is given (Author.name indexed)"
         }
     }
 }
@@ -93,6 +96,7 @@ enum GraphOperation: String, CaseIterable {
     func follow(_ ids: [Int64]) throws -> Int
     func countBacklinks() throws -> Int
     func countByAuthor(_ names: [String]) throws -> Int
+    func countByKeyword(_ values: [String]) throws -> Int
 }
 
 @MainActor final class RealmGraphEngine: GraphEngine {
@@ -145,6 +149,13 @@ enum GraphOperation: String, CaseIterable {
     func countBacklinks() throws -> Int {
         var total = 0
         for keyword in realm.objects(GraphKeyword.self) { total += keyword.articles.count }
+        return total
+    }
+
+    func countByKeyword(_ values: [String]) throws -> Int {
+        let articles = realm.objects(GraphArticle.self)
+        var total = 0
+        for value in values { total += articles.where { $0.keywords.value == value }.count }
         return total
     }
 
@@ -263,6 +274,19 @@ enum GraphOperation: String, CaseIterable {
         return total
     }
 
+    func countByKeyword(_ values: [String]) throws -> Int {
+        let count = try prepare(
+            "SELECT count(*) FROM article_keyword ak JOIN keyword k ON k.id = ak.keyword_id WHERE k.value = ?")
+        defer { sqlite3_finalize(count) }
+        var total = 0
+        for value in values {
+            sqlite3_bind_text(count, 1, value, -1, transient)
+            if sqlite3_step(count) == SQLITE_ROW { total += Int(sqlite3_column_int64(count, 0)) }
+            sqlite3_reset(count)
+        }
+        return total
+    }
+
     func countByAuthor(_ names: [String]) throws -> Int {
         let count = try prepare("SELECT count(*) FROM article a JOIN author au ON au.id = a.author_id WHERE au.name = ?")
         defer { sqlite3_finalize(count) }
@@ -305,8 +329,10 @@ enum GraphOperation: String, CaseIterable {
             let (countTime, backlinks) = try timed { try engine.countBacklinks() }
             record(.backlink_count, countTime, data.keywords, backlinks)
             precondition(backlinks == data.articles * 5, "\(name) counted \(backlinks) backlinks, not \(data.articles * 5)")
+            let (keywordTime, byKeyword) = try timed { try engine.countByKeyword(data.values) }
+            record(.query_through_link, keywordTime, data.values.count, byKeyword)
             let (queryTime, byAuthor) = try timed { try engine.countByAuthor(data.names) }
-            record(.query_through_link, queryTime, data.names.count, byAuthor)
+            record(.query_byline, queryTime, data.names.count, byAuthor)
             log("round \(round + 1)/\(rounds) \(name): " + GraphOperation.allCases.map { "\($0.rawValue) \(Report.format(rates[name]![$0]!.last!))" }.joined(separator: ", "))
             try? FileManager.default.removeItem(at: directory)
         }

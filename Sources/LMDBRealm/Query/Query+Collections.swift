@@ -159,16 +159,22 @@ extension QueryNode {
 /// The part of key path `name` up to the first list or `LinkingObjects` property, and the
 /// components after it; `nil` if it goes through none.
 private func splitAtCollection(_ name: String, in schema: ObjectSchema) -> (path: String, rest: ArraySlice<String>)? {
-    guard name.isKeyPath || schema[name].map({ $0.isArray || $0.type == .linkingObjects }) == true else { return nil }
-    let names = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+    // Walked on the UTF-8 view, component by component, without splitting the whole path.
+    let utf8 = name.utf8
     var schema = schema
-    for (i, component) in names.enumerated() {
-        guard let property = schema[component] else { return nil }
+    var start = utf8.startIndex
+    while true {
+        let end = utf8[start...].firstIndex(of: UInt8(ascii: ".")) ?? utf8.endIndex
+        let component = name[start..<end]
+        guard let property = schema.properties.first(where: { $0.name == component }) else { return nil }
         if property.isArray || property.type == .linkingObjects {
-            return (names[...i].joined(separator: "."), names[(i + 1)...])
+            let rest = end == utf8.endIndex ? [] : name[utf8.index(after: end)...].split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            return (String(name[..<end]), rest[...])
         }
-        guard property.type == .object, let target = property.objectClassName.flatMap(ClassInfo.named)?.schema else { return nil }
+        guard end != utf8.endIndex, property.type == .object,
+            let target = property.objectClassName.flatMap(ClassInfo.named)?.schema
+        else { return nil }
         schema = target
+        start = utf8.index(after: end)
     }
-    return nil
 }

@@ -74,7 +74,9 @@ struct QueryPlanner {
     /// A plan for `query`, then `sort` (the first sort key decides an ordered walk) and
     /// `limit`.
     func plan(_ query: QueryNode?, sort: [SortDescriptor], limit: Int?) -> QueryPlan {
-        let filter = query.map(compiler.compile)
+        // Compiled once an access path is chosen: one that answers exactly needs no filter.
+        let compiler = compiler
+        var filter: Matcher? { query.map(compiler.compile) }
         let conjuncts: [QueryNode]
         switch query {
         case .and(let children): conjuncts = children
@@ -104,6 +106,14 @@ struct QueryPlanner {
             return QueryPlan(
                 table: table, access: .fullScan, filter: filter, countFromIndex: false,
                 filterFieldPosition: query.flatMap(firstColumn).flatMap { FieldPosition(column: $0, in: table) })
+        }
+        // Links read from their indexes, and a primary-key equality, answer exactly: no record
+        // needs testing.
+        if best.exact {
+            switch best.access {
+            case .backlinks, .primaryKeys: return QueryPlan(table: table, access: best.access, filter: nil, countFromIndex: true)
+            default: break
+            }
         }
         return QueryPlan(table: table, access: best.access, filter: filter, countFromIndex: best.exact)
     }
@@ -156,7 +166,10 @@ struct QueryPlanner {
                 return (1, .backlinks(column: column, targets: .keys(keys)), false)
             default:
                 guard let (_, target) = linkTarget(path), let inner = selectivePlan(element, on: target) else { return nil }
-                return (inner.rank + 1, .backlinks(column: column, targets: .query(inner.plan)), false)
+                // One target at most (a primary-key equality): its owners are the answer, each once.
+                var single = false
+                if case .primaryKeys(let keys) = inner.plan.access, keys.count == 1 { single = inner.plan.countFromIndex }
+                return (inner.rank + 1, .backlinks(column: column, targets: .query(inner.plan)), single)
             }
         case .comparison(let name, let op, let value, let options):
             guard options.isEmpty, let column = indexedColumn(name), let key = probe(value, column) else { return nil }

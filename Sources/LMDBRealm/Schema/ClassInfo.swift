@@ -100,7 +100,13 @@ final class ClassInfo: @unchecked Sendable {
     /// path.
     func propertyName(for keyPath: AnyKeyPath) -> String? {
         ClassInfo.lock.withLock {
-            if let name = keyPathNames[keyPath] { return name }
+            // Literal key paths are one object per call site: found by identity first (the
+            // cache holds the key path, so its identity is not reused), then by value.
+            if let known = keyPathsByIdentity[ObjectIdentifier(keyPath)], known.keyPath === keyPath { return known.name }
+            if let name = keyPathNames[keyPath] {
+                keyPathsByIdentity[ObjectIdentifier(keyPath)] = (keyPath, name)
+                return name
+            }
             ClassInfo.recording = (self, [])
             let value = recorder[keyPath: keyPath]
             let reads = ClassInfo.recording?.reads ?? []
@@ -119,6 +125,7 @@ final class ClassInfo: @unchecked Sendable {
                 }
             }
             keyPathNames[keyPath] = name
+            keyPathsByIdentity[ObjectIdentifier(keyPath)] = (keyPath, name)
             return name
         }
     }
@@ -132,6 +139,7 @@ final class ClassInfo: @unchecked Sendable {
 
     /// Key paths resolved so far; guarded by `lock`.
     private var keyPathNames: [AnyKeyPath: String?] = [:]
+    private var keyPathsByIdentity: [ObjectIdentifier: (keyPath: AnyKeyPath, name: String?)] = [:]
 
     /// Per column, a value of its kind unlikely to be produced by a computed property, as
     /// record bytes; allocated once, for the life of the process (as the class's description).

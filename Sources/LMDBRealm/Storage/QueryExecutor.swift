@@ -47,7 +47,7 @@ struct QueryExecutor {
     /// The number of matching objects, from the index alone when the plan allows.
     func count(_ plan: QueryPlan) -> Int {
         if plan.countFromIndex, case .backlinks(let column, let targets) = plan.access {
-            // One target (`.keys`), or the targets of a to-one link: each object counts once.
+            // One target, or the targets of a to-one link: each object counts once.
             var total = 0
             var failure: (any Error)?
             func add(_ target: UnsafeRawBufferPointer) -> Bool {
