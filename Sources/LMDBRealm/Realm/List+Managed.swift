@@ -118,10 +118,11 @@ extension Realm {
         guard let object = element as? Object else { return true }
         if let owner = object._realm {
             require(owner.file === file, "Cannot add an object managed by a Realm of another file to a list.")
+            require(!(object is EmbeddedObject), "Cannot add an existing managed embedded object to a List.")
             return true
         }
         do {
-            try add(object)
+            try addLinked(object)
             return true
         } catch {
             recordWriteFailure(error, doing: "Cannot add an object of '\(type(of: object).className())' to a list in")

@@ -29,9 +29,12 @@ extension Object {
         if let target {
             if let owner = target._realm {
                 require(owner.file === realm.file, "Cannot link to an object managed by a Realm of another file.")
+                require(
+                    !(target is EmbeddedObject) || (_readField(column).map { $0.elementsEqual(target._key.withBytes { Array($0) }) } ?? false),
+                    "Cannot set a link to an existing managed embedded object")
             } else {
                 do {
-                    try realm.add(target)
+                    try realm.addLinked(target)
                 } catch {
                     realm.recordWriteFailure(error, doing: "Cannot add a linked object of '\(type(of: target).className())' to")
                     return
@@ -141,6 +144,7 @@ extension Realm {
             for target in contents.objects {
                 if let owner = target._realm {
                     require(owner.file === file, "Cannot add an object managed by a Realm of another file to a list.")
+                    require(!(target is EmbeddedObject), "Cannot add an existing managed embedded object to a List.")
                     continue
                 }
                 if graph.inProgress.contains(ObjectIdentifier(target)) { continue }
@@ -157,6 +161,7 @@ extension Realm {
                 }
                 if let owner = target._realm {
                     require(owner.file === file, "Cannot link to an object managed by a Realm of another file.")
+                    require(!(target is EmbeddedObject), "Cannot set a link to an existing managed embedded object")
                     continue
                 }
                 if graph.inProgress.contains(ObjectIdentifier(target)) {

@@ -23,6 +23,12 @@ extension Realm {
     ///   ``RealmError/Code/mapFull`` when the file reaches its maximum size. If the error leaves
     ///   the `write` block, the whole transaction is rolled back.
     public func add(_ object: Object, update: UpdatePolicy = .error) throws {
+        try addLinked(object, update: update, directly: true)
+    }
+
+    /// Adds `object` and its graph; an embedded object only through its parent (`directly`
+    /// false).
+    func addLinked(_ object: Object, update: UpdatePolicy = .error, directly: Bool = false) throws {
         checkWriteThread()
         if let writeFailure { throw writeFailure }
         if let owner = object._realm {
@@ -32,6 +38,9 @@ extension Realm {
             return
         }
         let binding = try binding(for: type(of: object), create: true)!
+        if directly && binding.classInfo.isEmbedded {
+            fatalError("Embedded objects cannot be added directly: assign them to a property of their parent")
+        }
         if binding.classInfo.links.isEmpty && binding.classInfo.lists.isEmpty {
             try insert(object, binding: binding, update: update)
         } else {
@@ -154,7 +163,9 @@ extension Realm {
     /// ```
     public func objects<Element: Object>(_ type: Element.Type) -> Results<Element> {
         checkThread()
-        return Results(realm: self, info: ClassInfo.of(type))
+        let info = ClassInfo.of(type)
+        require(!info.isEmbedded, "\(info.schema.className) is an EmbeddedObject: query it through its parent (\"ANY multimedia.width > 600\")")
+        return Results(realm: self, info: info)
     }
 
     /// The object of `type` whose primary key is `key`, or `nil`. One B-tree lookup.

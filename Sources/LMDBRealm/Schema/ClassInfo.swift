@@ -30,6 +30,11 @@ final class ClassInfo: @unchecked Sendable {
     let lists: [Int]
     /// The declared columns that are `LinkingObjects`, with the class whose links they collect.
     let backlinks: [(column: Int, origin: Object.Type)]
+    /// The links and lists of objects whose targets are deleted with the object: declared
+    /// `.cascade`, or holding embedded objects.
+    let cascading: Set<String>
+    /// Whether the class is an ``EmbeddedObject``.
+    let isEmbedded: Bool
 
     private init(type: Object.Type) {
         self.type = type
@@ -50,6 +55,7 @@ final class ClassInfo: @unchecked Sendable {
         let base = UnsafeRawPointer(Unmanaged.passUnretained(prototype).toOpaque())
         var columns = [(column: Int, property: Property, field: Field)]()
         var backlinks: [(column: Int, origin: Object.Type)] = []
+        var cascading = Set<String>()
         for f in found {
             let (column, options) = f.accessor.columnAndOptions(at: base + f.offset)
             let target = f.accessor.linkTarget
@@ -69,6 +75,8 @@ final class ClassInfo: @unchecked Sendable {
                 objectClassName: (target ?? list?.elementTarget ?? origin?.type)?.className(), isArray: list != nil,
                 linkOriginPropertyName: origin?.property)
             if origin != nil { backlinks.append((Int(column), origin!.type)) }
+            let objectTarget = target ?? list?.elementTarget
+            if let objectTarget, options & 4 != 0 || objectTarget is EmbeddedObject.Type { cascading.insert(f.name) }
             columns.append((Int(column), property, Field(offset: f.offset + f.accessor.valueOffset, accessor: f.accessor)))
         }
         withExtendedLifetime(prototype) {}
@@ -87,6 +95,11 @@ final class ClassInfo: @unchecked Sendable {
         self.links = columns.compactMap { c in c.field.accessor.linkTarget.map { (c.column, $0) } }
         self.lists = columns.filter { $0.field.accessor.listValue != nil }.map(\.column)
         self.backlinks = backlinks
+        self.cascading = cascading
+        self.isEmbedded = type is EmbeddedObject.Type
+        require(
+            !isEmbedded || primaryKeyColumn == nil,
+            "\(className) is an EmbeddedObject and declares a primary key: embedded objects have none")
     }
 
     // MARK: - Key paths

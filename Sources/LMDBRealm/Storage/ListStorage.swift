@@ -175,6 +175,10 @@ extension WriteSession {
                     for added in after.subtracting(before) {
                         try added.withUnsafeBytes { try bufferReference(references, target: $0, owner: owner) }
                     }
+                    // Embedded objects taken out of their list are deleted.
+                    if !gone.isEmpty, let embedded = try embeddedTargets(of: table, column: column) {
+                        try removeObjects(gone.map { target in target.withUnsafeBytes { ObjectKey($0) } }, from: embedded)
+                    }
                 }
             }
             listChanged(owner: ObjectKey(owner), table: table, column: column)

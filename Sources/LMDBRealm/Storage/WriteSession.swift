@@ -282,6 +282,13 @@ final class WriteSession {
         }
         let indexed = table.indexes[storedColumn] != nil
         let oldKeys = indexed ? indexKeys(table, record: record).filter { $0.column == storedColumn } : []
+        // An embedded object replaced by another (or by nil) is deleted.
+        var replacedEmbedded: (Table, ObjectKey)?
+        if let old = table.field(record.baseAddress!, size: record.count, column: storedColumn, in: file),
+            !ByteOrder.equal(old, value), let targets = try embeddedTargets(of: table, column: storedColumn)
+        {
+            replacedEmbedded = (targets, ObjectKey(old))
+        }
         try recordWriter.withRecord { newRecord in
             try key.withBytes { key in _ = try view.transaction.put(table.database.dbi, key: key, value: newRecord) }
         }
@@ -296,6 +303,7 @@ final class WriteSession {
         }
         changeLog?.changes(for: table).modified[key, default: 0] |= ChangeLog.bit(storedColumn)
         changed()
+        if let (targets, old) = replacedEmbedded { try removeObjects([old], from: targets) }
     }
 
     /// Removes objects of `table` with their index entries: every object (`keys` nil: the
@@ -311,6 +319,17 @@ final class WriteSession {
         // with them below.
         try flushIndexEntries()
         let txn = view.transaction
+        let cascade = nullifyingLinks ? cascadeColumns(of: table) : []
+        // A class whose deletion cascades is emptied object by object, so the targets are known.
+        var keys = keys
+        if keys == nil, !cascade.isEmpty {
+            var all: [ObjectKey] = []
+            try UnsafeCursor(transaction: txn, dbi: table.database.dbi).forEach { key, _ in
+                all.append(ObjectKey(key))
+                return true
+            }
+            keys = all
+        }
         guard let keys else {
             try txn.empty(table.database.dbi)
             for index in table.indexes.values { try txn.empty(index.dbi) }
@@ -328,6 +347,7 @@ final class WriteSession {
         // afterwards, sorted, so that each index is walked in order.
         var entries = PendingIndexEntries()
         var removed: [ObjectKey] = []
+        var doomed: [(target: String, key: ObjectKey)] = []
         let cursor = try UnsafeCursor(transaction: txn, dbi: table.database.dbi)
         for key in keys {
             try key.withBytes { key in
@@ -335,6 +355,13 @@ final class WriteSession {
                 removed.append(ObjectKey(key))
                 let record = found.value
                 table.checkRecord(record, in: file)
+                for (column, target) in cascade {
+                    if let list = table.lists[column] {
+                        for case let element? in try view.listElements(list, owner: key) { doomed.append((target, ObjectKey(element))) }
+                    } else if let field = table.field(record.baseAddress!, size: record.count, column: column, in: file) {
+                        doomed.append((target, ObjectKey(field)))
+                    }
+                }
                 for column in table.indexedColumns {
                     let field = table.field(record.baseAddress!, size: record.count, column: column, in: file)
                     entries.append(dbi: table.indexes[column]!.dbi, value: key) { out in
@@ -348,6 +375,54 @@ final class WriteSession {
         try entries.drain { dbi, key, value in _ = try txn.delete(dbi, key: key, value: value) }
         if !table.lists.isEmpty && !removed.isEmpty { try removeLists(of: removed, in: table) }
         if nullifyingLinks && !removed.isEmpty { try nullifyLinks(to: table, removed: removed) }
+        if !doomed.isEmpty { try removeCascaded(doomed) }
+    }
+
+    // MARK: - Delete rules
+
+    /// The stored link and list columns of `table` whose targets go with a deleted object, and
+    /// the class each points to (declared `.cascade`, or of embedded objects).
+    private func cascadeColumns(of table: Table) -> [(column: Int, target: String)] {
+        guard let info = ClassInfo.named(table.className), !info.cascading.isEmpty else { return [] }
+        return table.schema.properties.enumerated().compactMap { column, property in
+            guard info.cascading.contains(property.name), property.type == .object, let target = property.objectClassName else {
+                return nil
+            }
+            return (column, target)
+        }
+    }
+
+    /// Deletes the targets of cascading links of objects just deleted: each embedded object,
+    /// and each other object no link points to any more (one still linked from elsewhere,
+    /// through a link that does not cascade, stays).
+    private func removeCascaded(_ doomed: [(target: String, key: ObjectKey)]) throws {
+        try flushIndexEntries()
+        var byClass: [String: [ObjectKey]] = [:]
+        for (target, key) in doomed { byClass[target, default: []].append(key) }
+        for (className, keys) in byClass {
+            guard let table = try findTable(named: className) else { continue }
+            let embedded = ClassInfo.named(className)?.isEmbedded ?? false
+            let sources = embedded ? [] : try linkColumns(to: className)
+            var unique = Set<ObjectKey>()
+            var gone: [ObjectKey] = []
+            for key in keys where unique.insert(key).inserted {
+                let linked = try key.withBytes { k in
+                    try sources.contains { try view.backlinkCount(from: $0.table, column: $0.column, to: k, file: file) > 0 }
+                }
+                if !linked { gone.append(key) }
+            }
+            if !gone.isEmpty { try removeObjects(gone, from: table) }
+        }
+    }
+
+    /// The table of embedded objects the link or list `column` of `table` holds, if it holds
+    /// embedded objects.
+    func embeddedTargets(of table: Table, column: Int) throws -> Table? {
+        let property = table.schema.properties[column]
+        guard property.type == .object, let name = property.objectClassName, ClassInfo.named(name)?.isEmbedded == true else {
+            return nil
+        }
+        return try findTable(named: name)
     }
 
     // MARK: - Links
@@ -357,7 +432,7 @@ final class WriteSession {
         var found: [(table: Table, column: Int)] = []
         for name in try view.classNames(in: file) {
             guard let table = try findTable(named: name) else { continue }
-            for (column, property) in table.schema.properties.enumerated() where property.objectClassName == className {
+            for (column, property) in table.schema.properties.enumerated() where property.type == .object && property.objectClassName == className {
                 found.append((table, column))
             }
         }
