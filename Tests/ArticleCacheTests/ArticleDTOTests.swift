@@ -27,6 +27,28 @@ import Testing
         #expect(dto.multimediaURLs == ["images/a.jpg", "images/b.jpg"])
     }
 
+    @Test func mapsBylineKeywordsAndImages() throws {
+        let dto = try decodeDoc("""
+            {"_id": "x", "byline": {"original": "By Zoë Adams and Bo Li",
+               "person": [{"firstname": "Zoë", "middlename": null, "lastname": "Adams", "rank": 1},
+                          {"firstname": "Bo", "lastname": "Li", "rank": 2}]},
+             "keywords": [{"name": "subject", "value": "Basketball"}, {"name": "persons"}, {"name": "glocations", "value": "Brooklyn (NYC)"}],
+             "multimedia": [{"url": "images/a.jpg", "width": 600, "height": 400, "type": "image"},
+                            {"url": "https://static01.nyt.com/b.jpg", "width": 75, "height": 75, "type": "image"}]}
+            """)
+        #expect(dto.byline?.people.map(\.name) == ["Zoë Adams", "Bo Li"])
+        #expect(dto.byline?.author?.key == "zoe-adams" && dto.byline?.author?.name == "Zoë Adams")
+        #expect(dto.keywords == [KeywordDTO(name: "subject", value: "Basketball"), KeywordDTO(name: "glocations", value: "Brooklyn (NYC)")],
+                "a keyword without a value is passed over")
+        #expect(dto.multimedia.map(\.absoluteURL) == ["https://www.nytimes.com/images/a.jpg", "https://static01.nyt.com/b.jpg"])
+        #expect(dto.multimedia.map(\.width) == [600, 75])
+
+        let textOnly = try decodeDoc(#"{"_id": "y", "byline": {"original": "By The New York Times", "person": []}}"#)
+        #expect(textOnly.byline?.author?.name == "The New York Times" && textOnly.byline?.author?.key == "the-new-york-times")
+        #expect(try decodeDoc(#"{"_id": "z", "byline": []}"#).byline == nil)
+        #expect(try decodeDoc(#"{"_id": "z"}"#).keywords.isEmpty)
+    }
+
     @Test(arguments: ["2015-07-05T18:15:03+0000", "2015-07-05T18:15:03Z", "2015-07-05T18:15:03+00:00",
                       "2015-07-05T20:15:03+0200", "2015-07-05T18:15:03.000Z"])
     func bothDateForms(_ text: String) throws {

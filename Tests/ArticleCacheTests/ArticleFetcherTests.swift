@@ -68,6 +68,29 @@ import TestSupport
             #expect(try onOtherThread { try store.articles() } == articles)
             #expect(try onOtherThread { try store.articles(section: "Sports").count } == 8)
             #expect(try onOtherThread { try store.articles(search: "brooklyn").map(\.section) } == ["N.Y. / Region"])
+
+            // Through the links: keywords and authors, each stored once.
+            let byKeyword = try onOtherThread { try store.articles(keyword: "dallas mavericks") }
+            let expected = page.docs.filter { $0.keywords.contains { $0.value == "Dallas Mavericks" } }
+            #expect(Set(byKeyword.map(\.id)) == Set(expected.map(\.id)) && !expected.isEmpty)
+            #expect(byKeyword.allSatisfy { $0.keywords.contains("Dallas Mavericks") })
+            let byAuthor = try onOtherThread { try store.articles(author: "whitfield") }
+            #expect(Set(byAuthor.map(\.id)) == Set(page.docs.filter { $0.byline?.author?.name == "Dana Whitfield" }.map(\.id)))
+            #expect(byAuthor.count > 1 && byAuthor.allSatisfy { $0.byline == "Dana Whitfield" })
+            #expect(stored.multimedia.map(\.url) == first.multimedia.map(\.absoluteURL))
+            #expect(stored.keywords == first.keywords.map(\.value))
+            let json = OutputFormat.json(stored)
+            #expect(json.contains(#""byline":"Dana Whitfield""#) && json.contains(#""keywords":["Basketball""#))
+            #expect(json.contains(#""multimedia":[{"height":400,"type":"image","url":"https://www.nytimes.com/images/"#))
+            let counts = try onOtherThread { () -> [Int] in
+                let realm = try Realm(configuration: store.configuration)
+                return [realm.objects(Author.self).count, realm.objects(Keyword.self).count,
+                        realm.object(ofType: Keyword.self, forPrimaryKey: "Free Agents (Sports)")?.articles.count ?? -1]
+            }
+            let authorKeys: Set<String> = Set(page.docs.compactMap { $0.byline?.author?.key })
+            let keywordValues: Set<String> = Set(page.docs.flatMap { doc in doc.keywords.map(\.value) })
+            let freeAgents: Int = page.docs.filter { doc in doc.keywords.contains { $0.value == "Free Agents (Sports)" } }.count
+            #expect(counts == [authorKeys.count, keywordValues.count, freeAgents])
         }
     }
 

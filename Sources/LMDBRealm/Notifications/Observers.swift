@@ -151,6 +151,18 @@ func columnMask(_ names: [String]?, of table: Table) -> UInt64 {
 }
 
 /// Whether any column of `observed` differs between two records of `table`.
+/// Whether any list of `columns` (a column mask) of the object `owner` holds other elements in
+/// `new` than in `old`.
+func listsDiffer(_ table: Table, owner: UnsafeRawBufferPointer, _ old: StoreView, _ new: StoreView, columns: UInt64) -> Bool {
+    guard columns != 0 else { return false }
+    for (column, list) in table.lists where columns & ChangeLog.bit(column) != 0 {
+        let before = (try? old.listElements(list, owner: owner)) ?? []
+        let after = (try? new.listElements(list, owner: owner)) ?? []
+        if before != after { return true }
+    }
+    return false
+}
+
 func observedFieldsDiffer(_ table: Table, _ old: UnsafeRawBufferPointer, _ new: UnsafeRawBufferPointer, observed: UInt64, file: StoreFile) -> Bool {
     // The same bytes in the map in both versions: the page is shared, so the record is too.
     if old.baseAddress == new.baseAddress && old.count == new.count { return false }
@@ -226,18 +238,18 @@ final class ResultsObserver<Element: Object>: NotificationObserver {
         let table = binding.table
         let observed = columnMask(keyPaths, of: table)
 
-        // Lists are stored apart from records: a logged change to one is taken as it is.
+        // Lists are stored apart from records: their elements in both versions are compared.
         let observedLists = table.lists.keys.reduce(UInt64(0)) { $0 | ChangeLog.bit($1) } & observed
 
         /// Whether the object under `key` changed in an observed column between the versions;
         /// `logged` are the columns the change logs name for it.
         func changed(_ key: ObjectKey, logged: UInt64 = 0) -> Bool {
-            if logged & observedLists != 0 { return true }
-            return key.withBytes { k in
+            key.withBytes { k in
                 guard let old = realm.record(of: table, key: k, in: base.view),
                     let new = realm.record(of: table, key: k, in: current.view)
                 else { return true }
                 return observedFieldsDiffer(table, old, new, observed: observed, file: realm.file)
+                    || listsDiffer(table, owner: k, base.view, current.view, columns: observedLists)
             }
         }
 
@@ -297,7 +309,7 @@ final class ResultsObserver<Element: Object>: NotificationObserver {
                         observedFieldsDiffer(table, old, new, observed: observed, file: realm.file)
                     }
                 }
-                if differ {
+                if differ || newKeys[j].withBytes({ listsDiffer(table, owner: $0, base.view, current.view, columns: observedLists) }) {
                     modifications.append(i)
                 }
             }

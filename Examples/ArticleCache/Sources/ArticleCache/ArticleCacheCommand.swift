@@ -96,12 +96,20 @@ struct List: AsyncParsableCommand {
     @Option(help: "Only the articles whose headline or lead paragraph contains this text.")
     var search: String?
 
+    @Option(help: "Only the articles carrying this keyword (its whole value, such as \"Dallas Mavericks\").")
+    var keyword: String?
+
+    @Option(help: "Only the articles whose author's name contains this text.")
+    var author: String?
+
     @OptionGroup var options: StoreOptions
 
     func run() async throws {
         let store = options.store
-        let (section, search) = (self.section, self.search)
-        let articles = try await readOnNewThread { try store.articles(section: section, search: search) }
+        let (section, search, keyword, author) = (self.section, self.search, self.keyword, self.author)
+        let articles = try await readOnNewThread {
+            try store.articles(section: section, search: search, keyword: keyword, author: author)
+        }
         options.print(articles)
     }
 }

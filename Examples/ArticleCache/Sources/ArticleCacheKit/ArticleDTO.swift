@@ -14,7 +14,13 @@ public struct ArticleDTO: Decodable, Sendable, Equatable {
     public var sectionName: String
     public var wordCount: Int
     /// The URLs of the document's images, whichever shape `multimedia` had.
-    public var multimediaURLs: [String]
+    public var multimediaURLs: [String] { multimedia.map(\.url) }
+    /// The document's images: `multimedia[]` (or the URLs of its object form, with no size).
+    public var multimedia: [MediaDTO]
+    /// The byline: `byline.original` and the people of `byline.person[]`.
+    public var byline: BylineDTO?
+    /// The keywords: `keywords[]`, each with its `name` (subject, persons, …) and `value`.
+    public var keywords: [KeywordDTO]
 
     enum CodingKeys: String, CodingKey {
         case id = "_id"
@@ -26,6 +32,8 @@ public struct ArticleDTO: Decodable, Sendable, Equatable {
         case sectionName = "section_name"
         case wordCount = "word_count"
         case multimedia
+        case byline
+        case keywords
     }
 
     enum HeadlineKeys: String, CodingKey {
@@ -67,12 +75,19 @@ public struct ArticleDTO: Decodable, Sendable, Equatable {
             wordCount = 0
         }
         if let items = try? c.decodeIfPresent([Media].self, forKey: .multimedia) {
-            multimediaURLs = items.compactMap(\.url)
+            multimedia = items.compactMap { m in
+                m.url.map { MediaDTO(url: $0, width: m.width ?? 0, height: m.height ?? 0, type: m.type ?? "") }
+            }
         } else if let object = try? c.decodeIfPresent(MediaObject.self, forKey: .multimedia) {
-            multimediaURLs = object.urls
+            multimedia = object.urls.map { MediaDTO(url: $0, width: 0, height: 0, type: "image") }
         } else {
-            multimediaURLs = []
+            multimedia = []
         }
+        // `byline` is an object; some old documents carry an empty array or a string instead.
+        byline = try? c.decodeIfPresent(BylineDTO.self, forKey: .byline)
+        if byline?.original == nil && byline?.people.isEmpty != false { byline = nil }
+        // A keyword without a value is passed over, not the whole document.
+        keywords = ((try? c.decodeIfPresent([Lenient<KeywordDTO>].self, forKey: .keywords)) ?? []).compactMap(\.value)
     }
 
     /// Parses `2015-07-05T18:12:44+0000`, `2015-07-05T18:12:44Z`, `…+00:00`, with or without
@@ -95,9 +110,118 @@ public struct ArticleDTO: Decodable, Sendable, Equatable {
 
 // MARK: - Multimedia
 
-/// One image of the array form: `[{"url": "images/…", "subtype": "xlarge", …}]`.
+/// One image of the array form: `[{"url": "images/…", "width": 600, "type": "image", …}]`.
 private struct Media: Decodable {
     var url: String?
+    var width: Int?
+    var height: Int?
+    var type: String?
+
+    private enum Keys: String, CodingKey { case url, width, height, type }
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Keys.self)
+        url = c.lenientString(.url)
+        width = try? c.decodeIfPresent(Int.self, forKey: .width)
+        height = try? c.decodeIfPresent(Int.self, forKey: .height)
+        type = c.lenientString(.type)
+    }
+}
+
+/// One image of a document, as the API gives it (the URL may be relative to nytimes.com).
+public struct MediaDTO: Sendable, Equatable {
+    public var url: String
+    public var width: Int
+    public var height: Int
+    public var type: String
+
+    public init(url: String, width: Int, height: Int, type: String) {
+        self.url = url
+        self.width = width
+        self.height = height
+        self.type = type
+    }
+
+    /// The URL made absolute: `images/…` is on `https://www.nytimes.com/`.
+    public var absoluteURL: String {
+        url.hasPrefix("http://") || url.hasPrefix("https://") ? url : "https://www.nytimes.com/" + url
+    }
+}
+
+/// A document's byline: `{"original": "By A and B", "person": [{"firstname": …}]}`.
+public struct BylineDTO: Decodable, Sendable, Equatable {
+    public var original: String?
+    public var people: [Person]
+
+    /// One person of `byline.person[]`.
+    public struct Person: Decodable, Sendable, Equatable {
+        public var firstname: String?
+        public var middlename: String?
+        public var lastname: String?
+
+        /// "Firstname Middlename Lastname", the parts there are.
+        public var name: String {
+            [firstname, middlename, lastname].compactMap { $0?.isEmpty == false ? $0 : nil }.joined(separator: " ")
+        }
+    }
+
+    private enum Keys: String, CodingKey { case original, person }
+
+    public init(original: String?, people: [Person]) {
+        self.original = original
+        self.people = people
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Keys.self)
+        original = c.lenientString(.original)
+        people = ((try? c.decodeIfPresent([Person].self, forKey: .person)) ?? []).filter { !$0.name.isEmpty }
+    }
+
+    /// Who the byline names first: its first person, or its text without the leading "By ".
+    public var author: (key: String, name: String)? {
+        let name: String
+        if let first = people.first {
+            name = first.name
+        } else if let original {
+            name = original.hasPrefix("By ") ? String(original.dropFirst(3)) : original
+        } else {
+            return nil
+        }
+        // A stable key: the name folded to lowercase words joined by dashes, so the same
+        // person is one author whichever article names them.
+        let key = name.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
+            .split { !$0.isLetter && !$0.isNumber }.joined(separator: "-")
+        return key.isEmpty ? nil : (key, name)
+    }
+}
+
+/// A value decoded if it can be, `nil` otherwise, so one bad element spares its array.
+private struct Lenient<T: Decodable>: Decodable {
+    var value: T?
+    init(from decoder: any Decoder) throws { value = try? T(from: decoder) }
+}
+
+/// One entry of `keywords[]`: `{"name": "subject", "value": "Basketball", …}`.
+public struct KeywordDTO: Decodable, Sendable, Equatable {
+    public var name: String
+    public var value: String
+
+    private enum Keys: String, CodingKey { case name, value }
+
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Keys.self)
+        guard let value = c.lenientString(.value) else {
+            throw DecodingError.dataCorruptedError(forKey: .value, in: c, debugDescription: "a keyword without a value")
+        }
+        self.value = value
+        name = c.lenientString(.name) ?? ""
+    }
 }
 
 /// The object form: `{"default": {"url": …}, "thumbnail": {"url": …}}`, or an empty object.

@@ -18,7 +18,8 @@ extension OutputFormat {
     }
 
     /// One JSON object: `id`, `url`, `headline`, `leadParagraph`, `section`, `pubDate`
-    /// (ISO 8601), `wordCount`.
+    /// (ISO 8601), `wordCount`, `byline` (the author's name, when there is one), `keywords` (their
+    /// values) and `multimedia` (`url`, `width`, `height`, `type`).
     public static func json(_ article: ArticleRecord) -> String {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601

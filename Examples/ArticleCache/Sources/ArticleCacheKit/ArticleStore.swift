@@ -8,7 +8,7 @@ public struct ArticleStore: Sendable {
 
     public init(fileURL: URL) {
         var configuration = Realm.Configuration(fileURL: fileURL)
-        configuration.objectTypes = [Article.self]
+        configuration.objectTypes = [Article.self, Author.self, Keyword.self, Multimedia.self]
         self.configuration = configuration
     }
 
@@ -26,12 +26,16 @@ public struct ArticleStore: Sendable {
         }
     }
 
-    /// The cached articles, newest first, optionally only those of `section` and those whose
-    /// headline or lead paragraph contains `search` (ignoring case and diacritics).
+    /// The cached articles, newest first, optionally only those of `section`, those whose
+    /// headline or lead paragraph contains `search`, those carrying the keyword `keyword`, and
+    /// those whose author's name contains `author` (each ignoring case; the texts diacritics
+    /// too).
     ///
     /// A missing file is an empty cache (and is not created).
     @available(*, noasync, message: "opens a realm confined to the calling thread")
-    public func articles(section: String? = nil, search: String? = nil) throws -> [ArticleRecord] {
+    public func articles(section: String? = nil, search: String? = nil, keyword: String? = nil, author: String? = nil) throws
+        -> [ArticleRecord]
+    {
         guard FileManager.default.fileExists(atPath: fileURL.path) else { return [] }
         let realm = try Realm(configuration: configuration)
         var results = realm.objects(Article.self)
@@ -43,6 +47,14 @@ public struct ArticleStore: Sendable {
             results = results.where {
                 $0.headline.contains(search, options: options) || $0.leadParagraph.contains(search, options: options)
             }
+        }
+        if let keyword, !keyword.isEmpty {
+            // Through the list: ANY keywords.value ==[c] keyword.
+            results = results.where { $0.keywords.value.equals(keyword, options: .caseInsensitive) }
+        }
+        if let author, !author.isEmpty {
+            // Through the link: byline.name CONTAINS[cd] author.
+            results = results.where { $0.byline.name.contains(author, options: [.caseInsensitive, .diacriticInsensitive]) }
         }
         return results.sorted(byKeyPath: "pubDate", ascending: false).map(ArticleRecord.init)
     }
