@@ -5,9 +5,14 @@ public import Foundation
 
 extension List where Element: Object {
     /// The list's objects as ``Results``, in list order (an object held twice appears twice),
-    /// on which every query, sort, aggregate and notification of `Results` works.
-    /// - Precondition: The list is managed.
-    public var asResults: Results<Element> {
+    /// on which every query, sort, aggregate and notification of `Results` works; `nil` while
+    /// the list is unmanaged.
+    public var asResults: Results<Element>? {
+        owner == nil ? nil : managedResults
+    }
+
+    /// ``asResults`` of a managed list.
+    private var managedResults: Results<Element> {
         guard let owner, let realm = owner._realm else {
             fatalError("Only a managed List can be queried: add its object to a realm first")
         }
@@ -19,47 +24,47 @@ extension List where Element: Object {
     }
 
     /// The list's objects for which `isIncluded` holds, in list order.
-    public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> { asResults.where(isIncluded) }
+    public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> { managedResults.where(isIncluded) }
 
     /// The list's objects matching a predicate string, in list order.
     public func filter(_ predicateFormat: String, _ args: Any...) throws -> Results<Element> {
-        try asResults.filter(predicateFormat, argumentArray: args)
+        try managedResults.filter(predicateFormat, argumentArray: args)
     }
 
     /// The list's objects matching `predicate`, in list order.
-    public func filter(_ predicate: Predicate<Element>) -> Results<Element> { asResults.filter(predicate) }
+    public func filter(_ predicate: Predicate<Element>) -> Results<Element> { managedResults.filter(predicate) }
 
     /// The list's objects sorted by `keyPath`.
     public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
-        asResults.sorted(byKeyPath: keyPath, ascending: ascending)
+        managedResults.sorted(byKeyPath: keyPath, ascending: ascending)
     }
 
     /// The list's objects sorted by the persisted property `keyPath` reads.
     public func sorted<Value>(by keyPath: KeyPath<Element, Value>, ascending: Bool = true) -> Results<Element> {
-        asResults.sorted(by: keyPath, ascending: ascending)
+        managedResults.sorted(by: keyPath, ascending: ascending)
     }
 
     /// The list's objects sorted by several keys.
     public func sorted<S: Sequence>(by descriptors: S) -> Results<Element> where S.Element == SortDescriptor {
-        asResults.sorted(by: descriptors)
+        managedResults.sorted(by: descriptors)
     }
 
     /// The first of the list's objects for each combination of values of `keyPaths`.
     public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String {
-        asResults.distinct(by: keyPaths)
+        managedResults.distinct(by: keyPaths)
     }
 
     public func min<T: _Persistable & Comparable>(ofProperty property: String) -> T? {
-        owner == nil ? nil : asResults.min(ofProperty: property)
+        owner == nil ? nil : managedResults.min(ofProperty: property)
     }
     public func max<T: _Persistable & Comparable>(ofProperty property: String) -> T? {
-        owner == nil ? nil : asResults.max(ofProperty: property)
+        owner == nil ? nil : managedResults.max(ofProperty: property)
     }
     public func sum<T: _Persistable & AdditiveArithmetic>(ofProperty property: String) -> T {
-        owner == nil ? .zero : asResults.sum(ofProperty: property)
+        owner == nil ? .zero : managedResults.sum(ofProperty: property)
     }
     public func average<T: BinaryFloatingPoint>(ofProperty property: String) -> T? {
-        owner == nil ? nil : asResults.average(ofProperty: property)
+        owner == nil ? nil : managedResults.average(ofProperty: property)
     }
 }
 

@@ -22,6 +22,7 @@ final class Piece: Object {
     @Persisted var topics: List<Topic>
     @Persisted var ratings: List<Int>
     @Persisted var labels: List<String?>
+    @Persisted var related: List<Piece>
 }
 
 func collectionConfiguration(_ dir: URL) -> Realm.Configuration {
@@ -302,13 +303,13 @@ private func fill(_ realm: Realm) throws -> [PieceValues] {
             let withDuplicates = pieces.first { Set($0.topics).count < $0.topics.count && $0.topics.count > 2 }!
             let piece = realm.object(ofType: Piece.self, forPrimaryKey: withDuplicates.id)!
             let weights = withDuplicates.topics.map(topicWeight)
-            #expect(piece.topics.asResults.map(\.value) == withDuplicates.topics.map(topicName), "list order, duplicates kept")
+            #expect(piece.topics.asResults!.map(\.value) == withDuplicates.topics.map(topicName), "list order, duplicates kept")
             #expect(piece.topics.where { $0.weight >= 2 }.map(\.value) == withDuplicates.topics.filter { topicWeight($0) >= 2 }.map(topicName))
             #expect(try piece.topics.filter("weight < %@", 2).count == weights.filter { $0 < 2 }.count)
             #expect(piece.topics.sorted(byKeyPath: "weight").map(\.weight) == weights.sorted())
             #expect(piece.topics.sum(ofProperty: "weight") == weights.reduce(0, +))
             #expect(piece.topics.max(ofProperty: "weight") == weights.max())
-            #expect(piece.topics.asResults.explain().hasPrefix("primary-key lookup of \(withDuplicates.topics.count) keys"))
+            #expect(piece.topics.asResults!.explain().hasPrefix("primary-key lookup of \(withDuplicates.topics.count) keys"))
 
             let rated = realm.object(ofType: Piece.self, forPrimaryKey: pieces.first { $0.ratings.count > 2 }!.id)!
             let ratings = Array(rated.ratings)
@@ -366,3 +367,46 @@ private func fill(_ realm: Realm) throws -> [PieceValues] {
     }
 }
 
+
+/// Generic code over any collection of pieces, as a data source would be written.
+private func heavyTitles<C: RealmCollection>(_ pieces: C) -> [Int] where C.Element == Piece {
+    pieces.where { $0.topics.weight > 3 }.sorted(byKeyPath: "id", ascending: true).map(\.id)
+}
+
+@Suite struct RealmCollectionTests {
+    @Test func resultsListsAndBacklinksAreOneKindOfCollection() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: collectionConfiguration(dir))
+            let pieces = try fill(realm)
+            let heavy = Set(pieces.filter { $0.topics.contains { topicWeight($0) > 3 } }.map(\.id))
+            let t3 = realm.object(ofType: Topic.self, forPrimaryKey: "t3")!
+            let withT3 = Set(pieces.filter { $0.topics.contains(3) }.map(\.id))
+
+            #expect(heavyTitles(realm.objects(Piece.self)) == heavy.sorted())
+            #expect(heavyTitles(t3.pieces) == heavy.intersection(withT3).sorted())
+            let holder = Piece()
+            holder.id = 5000
+            try realm.write {
+                try realm.add(holder)
+                holder.related.append(objectsIn: realm.objects(Piece.self).where { $0.id < 40 })
+            }
+            #expect(heavyTitles(holder.related) == heavy.filter { $0 < 40 }.sorted())
+
+            // Erased: one stored property holds any of them.
+            var shown = AnyRealmCollection(realm.objects(Piece.self))
+            #expect(shown.count == pieces.count + 1)
+            shown = AnyRealmCollection(t3.pieces)
+            #expect(shown.count == withT3.count && Set(shown.map(\.id)) == withT3)
+            #expect(heavyTitles(shown) == heavy.intersection(withT3).sorted())
+            shown = AnyRealmCollection(holder.related)
+            #expect(shown.map(\.id) == Array(0..<40))
+            #expect(shown[3].id == 3 && shown.index(of: shown[7]) == 7)
+            #expect(shown.sum(ofProperty: "id") == (0..<40).reduce(0, +))
+            #expect(try shown.filter("id >= %@", argumentArray: [35]).count == 5)
+            var changes = 0
+            let token = shown.observeAsResults { _ in changes += 1 }
+            #expect(changes == 1, "the initial delivery")
+            token.invalidate()
+        }
+    }
+}

@@ -1,0 +1,110 @@
+/// What every live collection of objects has — ``Results``, a `List` of objects and
+/// ``LinkingObjects`` — so that generic code and data sources work over any of them, as in
+/// RealmSwift; ``AnyRealmCollection`` erases which one it is.
+///
+/// ```swift
+/// func titles<C: RealmCollection>(_ articles: C) -> [String] where C.Element == Article {
+///     articles.sorted(byKeyPath: "pubDate", ascending: false).map(\.headline)
+/// }
+/// titles(realm.objects(Article.self))
+/// titles(author.articles)            // LinkingObjects
+/// titles(reading.list)               // List<Article>
+/// ```
+///
+/// Each collection reads its realm's current version, is confined like its realm, and counts
+/// without creating objects. Queries, sorts and aggregates return ``Results``.
+public protocol RealmCollection<Element>: RandomAccessCollection, CustomStringConvertible where Element: Object, Index == Int {
+    associatedtype Element
+    /// The realm of the collection; `nil` for an unmanaged list.
+    var realm: Realm? { get }
+    /// The collection as ``Results``, in its own order.
+    var asResults: Results<Element>? { get }
+    /// The position of `object`, or `nil`.
+    func index(of object: Element) -> Int?
+    /// The objects for which `isIncluded` holds.
+    func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element>
+    /// The objects sorted by the property `keyPath`.
+    func sorted(byKeyPath keyPath: String, ascending: Bool) -> Results<Element>
+    /// The objects sorted by several keys.
+    func sorted<S: Sequence>(by descriptors: S) -> Results<Element> where S.Element == SortDescriptor
+    /// The first object of each combination of values of `keyPaths`.
+    func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String
+    func min<T: _Persistable & Comparable>(ofProperty property: String) -> T?
+    func max<T: _Persistable & Comparable>(ofProperty property: String) -> T?
+    func sum<T: _Persistable & AdditiveArithmetic>(ofProperty property: String) -> T
+    func average<T: BinaryFloatingPoint>(ofProperty property: String) -> T?
+}
+
+extension RealmCollection {
+    /// The objects matching a predicate string, `%@` arguments in order.
+    public func filter(_ predicateFormat: String, argumentArray args: [Any]) throws -> Results<Element> {
+        guard let results = asResults else { fatalError("Only a managed collection can be queried") }
+        return try results.filter(predicateFormat, argumentArray: args)
+    }
+
+    /// Observes the collection as ``Results`` over its objects: `.initial`, then the positions
+    /// deleted, inserted and modified at each change (``Results/observe(keyPaths:_:)-(_,_)``).
+    public func observeAsResults(
+        keyPaths: [String]? = nil, _ block: @escaping (RealmCollectionChange<Results<Element>>) -> Void
+    ) -> NotificationToken {
+        guard let results = asResults else { fatalError("Only a managed collection can be observed") }
+        return results.observe(keyPaths: keyPaths, block)
+    }
+}
+
+extension Results: RealmCollection {
+    public var asResults: Results<Element>? { self }
+}
+
+extension LinkingObjects: RealmCollection {}
+
+extension List: RealmCollection where Element: Object {}
+
+/// Any ``RealmCollection`` of `Element`: a `Results`, a `List` or `LinkingObjects`, erased,
+/// for code that must store one without knowing which (a data source, a view model).
+///
+/// ```swift
+/// var shown = AnyRealmCollection(realm.objects(Article.self))
+/// shown = AnyRealmCollection(author.articles)
+/// ```
+public struct AnyRealmCollection<Element: Object>: RealmCollection {
+    private let base: any RealmCollection<Element>
+
+    /// Wraps `base`.
+    public init<C: RealmCollection>(_ base: C) where C.Element == Element {
+        self.base = base
+    }
+
+    public var realm: Realm? { base.realm }
+    public var asResults: Results<Element>? { base.asResults }
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { base.count }
+    public var count: Int { base.count }
+    public func index(after i: Int) -> Int { i + 1 }
+    public func index(before i: Int) -> Int { i - 1 }
+    public subscript(position: Int) -> Element { base[position] }
+    public func makeIterator() -> AnyIterator<Element> {
+        var iterator = base.makeIterator() as any IteratorProtocol<Element>
+        return AnyIterator { iterator.next() }
+    }
+    public var description: String { "AnyRealmCollection(\(base.description))" }
+
+    public func index(of object: Element) -> Int? { base.index(of: object) }
+    public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> { base.where(isIncluded) }
+    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
+        base.sorted(byKeyPath: keyPath, ascending: ascending)
+    }
+    public func sorted<S: Sequence>(by descriptors: S) -> Results<Element> where S.Element == SortDescriptor {
+        base.sorted(by: Array(descriptors))
+    }
+    public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String {
+        base.distinct(by: Array(keyPaths))
+    }
+    public func min<T: _Persistable & Comparable>(ofProperty property: String) -> T? { base.min(ofProperty: property) }
+    public func max<T: _Persistable & Comparable>(ofProperty property: String) -> T? { base.max(ofProperty: property) }
+    public func sum<T: _Persistable & AdditiveArithmetic>(ofProperty property: String) -> T { base.sum(ofProperty: property) }
+    public func average<T: BinaryFloatingPoint>(ofProperty property: String) -> T? { base.average(ofProperty: property) }
+}
+
+@available(*, unavailable, message: "a live collection belongs to its realm's thread; freeze it or pass a ThreadSafeReference")
+extension AnyRealmCollection: Sendable {}
