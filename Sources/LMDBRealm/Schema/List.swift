@@ -255,6 +255,8 @@ protocol ListValue {
     static var elementType: PropertyType { get }
     static var elementIsOptional: Bool { get }
     static var elementTarget: Object.Type? { get }
+    /// Whether the property is a `MutableSet` (stored as a list whose elements are distinct).
+    static var isSet: Bool { get }
 }
 
 /// An unmanaged list's elements, for `add`.
@@ -269,6 +271,7 @@ extension List: ListValue, UnmanagedListContents {
     static var elementType: PropertyType { Element._rlmType }
     static var elementIsOptional: Bool { Element._rlmOptional }
     static var elementTarget: Object.Type? { Element.self as? Object.Type ?? (Element.self as? any LinkValue.Type)?.targetType }
+    static var isSet: Bool { false }
 
     var objects: [Object] {
         // A list of objects holds class references: the array is reinterpreted, not cast

@@ -60,12 +60,17 @@ public struct Property: Sendable, Codable, Hashable, CustomStringConvertible {
     /// For ``PropertyType/linkingObjects``: the property of ``objectClassName`` whose links
     /// this property collects; `nil` for every other kind.
     public let linkOriginPropertyName: String?
+    /// Whether the property is a `MutableSet` (a collection of distinct elements, stored as a
+    /// list); ``isArray`` is true for it too.
+    public var isSet: Bool { _isSet ?? false }
+    private let _isSet: Bool?
 
     init(
         name: String, type: PropertyType, isOptional: Bool, isIndexed: Bool, isPrimary: Bool, objectClassName: String? = nil,
-        isArray: Bool = false, linkOriginPropertyName: String? = nil
+        isArray: Bool = false, linkOriginPropertyName: String? = nil, isSet: Bool = false
     ) {
         self.linkOriginPropertyName = linkOriginPropertyName
+        self._isSet = isSet ? true : nil
         self.name = name
         self.type = type
         self.isOptional = isOptional
@@ -78,6 +83,7 @@ public struct Property: Sendable, Codable, Hashable, CustomStringConvertible {
     private enum CodingKeys: String, CodingKey {
         case name, type, isOptional, isIndexed, isPrimary, objectClassName, linkOriginPropertyName
         case _isArray = "isArray"
+        case _isSet = "isSet"
     }
 
     /// Whether the property has an index database: a declared secondary index, or a link,
@@ -88,7 +94,7 @@ public struct Property: Sendable, Codable, Hashable, CustomStringConvertible {
     var typeName: String {
         let element = objectClassName ?? type.rawValue
         if type == .linkingObjects { return "LinkingObjects<\(element)>" }
-        return isArray ? "List<\(element)\(isOptional ? "?" : "")>" : element
+        return isArray ? "\(isSet ? "MutableSet" : "List")<\(element)\(isOptional ? "?" : "")>" : element
     }
 
     public var description: String {
@@ -131,7 +137,7 @@ public struct ObjectSchema: Sendable, Codable, Hashable, CustomStringConvertible
         }
         for p in declared.properties {
             guard let old = stored[p.name] else { continue }
-            if old.type != p.type || old.objectClassName != p.objectClassName || old.isArray != p.isArray {
+            if old.type != p.type || old.objectClassName != p.objectClassName || old.isArray != p.isArray || old.isSet != p.isSet {
                 lines.append("Property '\(className).\(p.name)' has been changed from '\(old.typeName)' to '\(p.typeName)'.")
             }
             if old.isOptional != p.isOptional {

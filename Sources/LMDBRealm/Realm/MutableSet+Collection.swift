@@ -1,0 +1,91 @@
+// A managed set is stored as a list is: its queries, aggregates, freezing and observation are
+// a list's, through a list view of the same column.
+
+extension MutableSet {
+    /// The same stored elements, seen as a list.
+    private var listView: List<Element> {
+        guard let owner else {
+            let list = List<Element>()
+            list.storage = storage
+            return list
+        }
+        return List(owner: owner, column: column)
+    }
+
+    /// The realm managing the set's object, or `nil` while it is unmanaged.
+    public var realm: Realm? { owner?.realm }
+
+    /// Whether the set belongs to a frozen realm.
+    public var isFrozen: Bool { listView.isFrozen }
+
+    /// The set as it is now, frozen: readable from any thread, never changing.
+    public func freeze() -> MutableSet<Element> {
+        let frozen = listView.freeze()
+        guard let frozenOwner = frozen.owner, frozenOwner !== owner else { return self }
+        return MutableSet(owner: frozenOwner, column: column)
+    }
+
+    /// Observes the set: `.initial`, then the positions deleted, inserted and modified (in its
+    /// stored order) at each change, as a list's.
+    public func observe(_ block: @escaping (RealmCollectionChange<MutableSet<Element>>) -> Void) -> NotificationToken {
+        let column = column
+        return listView.observe { change in
+            switch change {
+            case .initial(let list): block(.initial(MutableSet(viewing: list, column: column)))
+            case .update(let list, let deletions, let insertions, let modifications):
+                block(.update(MutableSet(viewing: list, column: column), deletions: deletions, insertions: insertions, modifications: modifications))
+            case .error(let error): block(.error(error))
+            }
+        }
+    }
+
+    /// The set of the object `list` belongs to (an empty unmanaged set for a list with none).
+    private convenience init(viewing list: List<Element>, column: Int32) {
+        if let owner = list.owner { self.init(owner: owner, column: column) } else { self.init() }
+    }
+}
+
+extension MutableSet where Element: Object {
+    /// The set's objects as ``Results`` (in its stored order); `nil` while it is unmanaged.
+    public var asResults: Results<Element>? { listView.asResults }
+    public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> { listView.where(isIncluded) }
+    public func filter(_ predicateFormat: String, _ args: Any...) throws -> Results<Element> {
+        try listView.filter(predicateFormat, argumentArray: args)
+    }
+    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
+        listView.sorted(byKeyPath: keyPath, ascending: ascending)
+    }
+    public func sorted<S: Sequence>(by descriptors: S) -> Results<Element> where S.Element == SortDescriptor {
+        listView.sorted(by: descriptors)
+    }
+    public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String {
+        listView.distinct(by: keyPaths)
+    }
+    public func index(of object: Element) -> Int? { listView.index(of: object) }
+    public func min<T: _Persistable & Comparable>(ofProperty property: String) -> T? { listView.min(ofProperty: property) }
+    public func max<T: _Persistable & Comparable>(ofProperty property: String) -> T? { listView.max(ofProperty: property) }
+    public func sum<T: _Persistable & AdditiveArithmetic>(ofProperty property: String) -> T { listView.sum(ofProperty: property) }
+    public func average<T: BinaryFloatingPoint>(ofProperty property: String) -> T? { listView.average(ofProperty: property) }
+}
+
+extension MutableSet: RealmCollection where Element: Object {}
+
+extension MutableSet where Element: Comparable {
+    /// The smallest element, or `nil` for an empty set.
+    public func min() -> Element? { listView.min() }
+    /// The largest element, or `nil` for an empty set.
+    public func max() -> Element? { listView.max() }
+    /// The elements in ascending (or descending) order, as an array.
+    public func sorted(ascending: Bool = true) -> [Element] { listView.sorted(ascending: ascending) }
+}
+
+extension MutableSet where Element: _ListAddable {
+    /// The sum of the elements; 0 for an empty set.
+    public func sum() -> Element { listView.sum() }
+    /// The mean of the elements, or `nil` for an empty set.
+    public func average<T: BinaryFloatingPoint>() -> T? { listView.average() }
+}
+
+extension MutableSet: _QueryCollection {
+    public typealias _QueryElement = Element
+}
