@@ -150,7 +150,6 @@ func columnMask(_ names: [String]?, of table: Table) -> UInt64 {
     return mask
 }
 
-/// Whether any column of `observed` differs between two records of `table`.
 /// Whether any list of `columns` (a column mask) of the object `owner` holds other elements in
 /// `new` than in `old`.
 func listsDiffer(_ table: Table, owner: UnsafeRawBufferPointer, _ old: StoreView, _ new: StoreView, columns: UInt64) -> Bool {
@@ -163,6 +162,7 @@ func listsDiffer(_ table: Table, owner: UnsafeRawBufferPointer, _ old: StoreView
     return false
 }
 
+/// Whether any column of `observed` differs between two records of `table`.
 func observedFieldsDiffer(_ table: Table, _ old: UnsafeRawBufferPointer, _ new: UnsafeRawBufferPointer, observed: UInt64, file: StoreFile) -> Bool {
     // The same bytes in the map in both versions: the page is shared, so the record is too.
     if old.baseAddress == new.baseAddress && old.count == new.count { return false }
@@ -254,7 +254,18 @@ final class ResultsObserver<Element: Object>: NotificationObserver {
         }
 
         if let logs, !logs.contains(where: \.catalogChanged) {
-            guard let merged = MergedChanges(logs, className: table.className) else { return }
+            // Objects whose linked objects changed count as modified too.
+            let throughLinks = realm.linkedModifications(logs, of: table, keyPaths: keyPaths, from: base.view, in: current.view)
+            guard let merged = MergedChanges(logs, className: table.className) ?? (throughLinks.isEmpty ? nil : MergedChanges())
+            else { return }
+            defer {
+                if !throughLinks.isEmpty {
+                    let kept = Set(newKeys)
+                    var more = Set(modifications)
+                    for (i, key) in oldKeys.enumerated() where throughLinks.contains(key) && kept.contains(key) { more.insert(i) }
+                    modifications = more.sorted()
+                }
+            }
             let dependent = dependentColumns(table)
             let reordered = merged.structural || merged.modified.values.contains { $0 & dependent != 0 }
             if !reordered {

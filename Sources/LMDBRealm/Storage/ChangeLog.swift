@@ -83,6 +83,9 @@ struct MergedChanges {
     /// The class was emptied: any object found on both sides was replaced.
     var cleared = false
 
+    /// No change at all.
+    init() {}
+
     /// The merged changes of class `className` in `logs`, or `nil` if they did not touch it.
     init?(_ logs: [ChangeLog], className: String) {
         var any = false
