@@ -36,8 +36,9 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, CustomStr
         originType = Element.self
         self.propertyName = propertyName
         let origin = ClassInfo.of(Element.self)
-        guard let property = origin.schema[propertyName],
-            property.type == .object, property.objectClassName == type(of: object).className()
+        // The owner's class name from its cached description (`className()` reflects).
+        let ownerClass = (object._binding?.classInfo ?? ClassInfo.of(type(of: object))).schema.className
+        guard let property = origin.schema[propertyName], property.type == .object, property.objectClassName == ownerClass
         else {
             fatalError(
                 "LinkingObjects<\(Element.className())> of \(type(of: object).className()) names '\(propertyName)', "
