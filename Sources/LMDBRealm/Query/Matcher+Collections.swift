@@ -54,10 +54,22 @@ extension QueryCompiler {
 
     /// The elements of the list or `LinkingObjects` property `name` of this table's objects.
     func collection(_ name: String) -> CollectionSource {
-        let column = column(name)
+        // A map's keys are named `ratings@keys`; its values, `ratings`.
+        let keys = name.hasSuffix("@keys")
+        let column = column(keys ? String(name.dropLast(5)) : name)
         let property = table.schema.properties[column]
         let realm = realm
         let table = table
+        if property.isMap {
+            return CollectionSource(
+                walk: { k, _, body in
+                    realm.forEachListElement(of: table, column: column, owner: k) { entry in
+                        body(entry.map { MapEntry.part($0, keys: keys) } ?? nullElement)
+                    }
+                },
+                count: { k, _ in realm.listCount(of: table, column: column, owner: k) },
+                elementType: keys ? .string : property.type, target: nil)
+        }
         if property.type == .linkingObjects {
             guard let originType = property.objectClassName.flatMap(ClassInfo.named)?.type,
                 let origin = realm.bindingForReading(originType),

@@ -404,6 +404,20 @@ private struct Parser {
             name: "self", type: collection.type == .linkingObjects ? .object : collection.type,
             isOptional: collection.isOptional, isIndexed: false, isPrimary: false, objectClassName: collection.objectClassName)
         var rest = rest
+        // A map's keys or values: `ratings.@keys`, `ratings.@values` (the values are the default).
+        if collection.isMap, let first = rest.first, first == "@keys" || first == "@values" {
+            rest.removeFirst()
+            let keys = first == "@keys"
+            let element = keys ? Property(name: "self", type: .string, isOptional: false, isIndexed: false, isPrimary: false) : itself
+            let mapPath = keys ? path + "@keys" : path
+            guard let next = rest.first else {
+                return CollectionPath(path: mapPath, collection: collection, element: element, aggregate: nil)
+            }
+            guard next == "@count" || (!keys && AggregateFunction(rawValue: next) != nil), rest.count == 1 else {
+                throw error("'\(first)' must end the key path '\(name)' or be followed by an aggregate, at offset \(offset)")
+            }
+            return try collectionPath(collection, path: mapPath, rest: rest, in: name, at: offset)
+        }
         guard let first = rest.first else {
             return CollectionPath(path: path, collection: collection, element: itself, aggregate: nil)
         }

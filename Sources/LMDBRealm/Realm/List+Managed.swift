@@ -98,6 +98,21 @@ extension Object {
         }
     }
 
+    /// Rewrites the stored elements of list column `column` with `change` (the entries of a
+    /// map, which are bytes the caller encodes).
+    final func _editListFields(_ column: Int32, _ change: (inout [[UInt8]?]) -> Void) {
+        guard let (realm, table, stored) = listWrite(column) else { return }
+        let list = table.lists[stored]!
+        do {
+            let old = try _key.withBytes { try realm.readView().listElements(list, owner: $0) }
+            var fields = old
+            change(&fields)
+            try realm.session!.setList(fields, old: old, of: _key, in: table, column: stored)
+        } catch {
+            realm.recordWriteFailure(error, doing: "Cannot change a map of '\(table.className)' in")
+        }
+    }
+
     /// Checks that a list of this object may be changed now.
     private func listWrite(_ column: Int32) -> (Realm, Table, Int)? {
         guard let realm = _realm else { fatalError("a key path recorder cannot be written to") }

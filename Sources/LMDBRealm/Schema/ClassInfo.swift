@@ -73,7 +73,7 @@ final class ClassInfo: @unchecked Sendable {
                 name: f.name, type: f.accessor.valueType, isOptional: list?.elementIsOptional ?? f.accessor.valueIsOptional,
                 isIndexed: options & 2 != 0 && list == nil, isPrimary: options & 1 != 0,
                 objectClassName: (target ?? list?.elementTarget ?? origin?.type)?.className(), isArray: list != nil,
-                linkOriginPropertyName: origin?.property, isSet: list?.isSet ?? false)
+                linkOriginPropertyName: origin?.property, isSet: list?.isSet ?? false, isMap: list?.isMap ?? false)
             if origin != nil { backlinks.append((Int(column), origin!.type)) }
             let objectTarget = target ?? list?.elementTarget
             if let objectTarget, options & 4 != 0 || objectTarget is EmbeddedObject.Type { cascading.insert(f.name) }

@@ -257,6 +257,12 @@ protocol ListValue {
     static var elementTarget: Object.Type? { get }
     /// Whether the property is a `MutableSet` (stored as a list whose elements are distinct).
     static var isSet: Bool { get }
+    /// Whether the property is a `Map` (stored as a list of key-value entries).
+    static var isMap: Bool { get }
+}
+
+extension ListValue {
+    static var isMap: Bool { false }
 }
 
 /// An unmanaged list's elements, for `add`.

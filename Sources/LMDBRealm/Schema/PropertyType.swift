@@ -64,13 +64,18 @@ public struct Property: Sendable, Codable, Hashable, CustomStringConvertible {
     /// list); ``isArray`` is true for it too.
     public var isSet: Bool { _isSet ?? false }
     private let _isSet: Bool?
+    /// Whether the property is a `Map` from `String` keys to values of ``type`` (stored as a
+    /// list of entries); ``isArray`` is true for it too.
+    public var isMap: Bool { _isMap ?? false }
+    private let _isMap: Bool?
 
     init(
         name: String, type: PropertyType, isOptional: Bool, isIndexed: Bool, isPrimary: Bool, objectClassName: String? = nil,
-        isArray: Bool = false, linkOriginPropertyName: String? = nil, isSet: Bool = false
+        isArray: Bool = false, linkOriginPropertyName: String? = nil, isSet: Bool = false, isMap: Bool = false
     ) {
         self.linkOriginPropertyName = linkOriginPropertyName
         self._isSet = isSet ? true : nil
+        self._isMap = isMap ? true : nil
         self.name = name
         self.type = type
         self.isOptional = isOptional
@@ -84,6 +89,7 @@ public struct Property: Sendable, Codable, Hashable, CustomStringConvertible {
         case name, type, isOptional, isIndexed, isPrimary, objectClassName, linkOriginPropertyName
         case _isArray = "isArray"
         case _isSet = "isSet"
+        case _isMap = "isMap"
     }
 
     /// Whether the property has an index database: a declared secondary index, or a link,
@@ -94,6 +100,7 @@ public struct Property: Sendable, Codable, Hashable, CustomStringConvertible {
     var typeName: String {
         let element = objectClassName ?? type.rawValue
         if type == .linkingObjects { return "LinkingObjects<\(element)>" }
+        if isMap { return "Map<string, \(element)\(isOptional ? "?" : "")>" }
         return isArray ? "\(isSet ? "MutableSet" : "List")<\(element)\(isOptional ? "?" : "")>" : element
     }
 
@@ -137,7 +144,9 @@ public struct ObjectSchema: Sendable, Codable, Hashable, CustomStringConvertible
         }
         for p in declared.properties {
             guard let old = stored[p.name] else { continue }
-            if old.type != p.type || old.objectClassName != p.objectClassName || old.isArray != p.isArray || old.isSet != p.isSet {
+            if old.type != p.type || old.objectClassName != p.objectClassName || old.isArray != p.isArray || old.isSet != p.isSet
+                || old.isMap != p.isMap
+            {
                 lines.append("Property '\(className).\(p.name)' has been changed from '\(old.typeName)' to '\(p.typeName)'.")
             }
             if old.isOptional != p.isOptional {

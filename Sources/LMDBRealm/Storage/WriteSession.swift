@@ -644,7 +644,7 @@ final class WriteSession {
                 name: $0.name, type: $0.type, isOptional: $0.isOptional,
                 isIndexed: wanted.contains($0.name) && !$0.isPrimary && $0.type != .object, isPrimary: $0.isPrimary,
                 objectClassName: $0.objectClassName, isArray: $0.isArray, linkOriginPropertyName: $0.linkOriginPropertyName,
-                isSet: $0.isSet)
+                isSet: $0.isSet, isMap: $0.isMap)
         }
         let schema = ObjectSchema(className: table.className, properties: properties)
         var indexes: [Int: Database] = [:]

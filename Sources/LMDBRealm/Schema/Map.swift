@@ -1,0 +1,222 @@
+/// Keys a ``Map`` can have: `String`, as in RealmSwift.
+public protocol _MapKey: Hashable {
+    init(_mapKey: String)
+    var _mapKey: String { get }
+}
+
+extension String: _MapKey {
+    public init(_mapKey: String) { self = _mapKey }
+    public var _mapKey: String { self }
+}
+
+/// One entry of a ``Map``, as iteration hands it out.
+public struct SingleMapEntry<Key: _MapKey, Value> {
+    public let key: Key
+    public let value: Value
+}
+
+/// A dictionary held by a property of a model, from `String` keys to values of any kind:
+/// `@Persisted var ratings: Map<String, Int>`, `Map<String, Double?>`.
+///
+/// ```swift
+/// try realm.write {
+///     article.ratings["home"] = 4
+///     article.ratings["away"] = nil          // setting nil removes the key
+/// }
+/// article.ratings["home"]                     // Optional(4)
+/// try articles.filter("ANY ratings.@values > 3")
+/// try articles.filter("ratings.@keys == 'home'")
+/// ```
+///
+/// Before its object is added, a map lives in memory; on a managed object it is a live view of
+/// the stored map, changed only inside a write. Its entries are stored as a list's elements (key
+/// and value together), in the order keys were first set; counting is one B-tree descent, and a
+/// lookup compares with each key (maps are meant for a handful of entries). Maps of objects are
+/// not there yet.
+public final class Map<Key: _MapKey, Value: _Persistable>: Sequence {
+    /// The entries of an unmanaged map, in insertion order.
+    var storage: [(key: Key, value: Value)] = []
+    let owner: Object?
+    let column: Int32
+
+    /// An empty unmanaged map.
+    public init() {
+        owner = nil
+        column = 0
+    }
+
+    init(owner: Object, column: Int32) {
+        self.owner = owner
+        self.column = column
+    }
+
+    /// The number of entries; on a managed map, read without reading any entry.
+    public var count: Int {
+        guard let owner else { return storage.count }
+        return owner._listCount(column)
+    }
+
+    public var isEmpty: Bool { count == 0 }
+
+    /// The value for `key`, or `nil`; setting `nil` removes the key (inside a write, on a
+    /// managed map).
+    public subscript(key: Key) -> Value? {
+        get {
+            guard owner != nil else { return storage.first { $0.key == key }?.value }
+            return entries().first { $0.key == key }?.value
+        }
+        set {
+            guard let newValue else {
+                removeObject(for: key)
+                return
+            }
+            guard let owner else {
+                if let i = storage.firstIndex(where: { $0.key == key }) { storage[i].value = newValue } else { storage.append((key, newValue)) }
+                return
+            }
+            let entry = MapEntry.encode(key._mapKey, newValue)
+            owner._editListFields(column) { fields in
+                if let i = fields.firstIndex(where: { MapEntry.key(of: $0) == key._mapKey }) { fields[i] = entry } else { fields.append(entry) }
+            }
+        }
+    }
+
+    /// Removes `key` and its value, if there.
+    public func removeObject(for key: Key) {
+        guard let owner else {
+            storage.removeAll { $0.key == key }
+            return
+        }
+        owner._editListFields(column) { fields in fields.removeAll { MapEntry.key(of: $0) == key._mapKey } }
+    }
+
+    /// Removes every entry.
+    public func removeAll() {
+        guard let owner else {
+            storage.removeAll()
+            return
+        }
+        owner._editListFields(column) { $0.removeAll() }
+    }
+
+    /// Sets each entry of `dictionary`, as the subscript does.
+    public func merge<S: Sequence>(_ entries: S) where S.Element == (key: Key, value: Value) {
+        for (key, value) in entries { self[key] = value }
+    }
+
+    /// The keys, in the map's order.
+    public var keys: [Key] { entries().map(\.key) }
+    /// The values, in the map's order.
+    public var values: [Value] { entries().map(\.value) }
+
+    public func makeIterator() -> IndexingIterator<[SingleMapEntry<Key, Value>]> {
+        entries().map { SingleMapEntry(key: $0.key, value: $0.value) }.makeIterator()
+    }
+
+    /// The entries, read in one walk on a managed map.
+    private func entries() -> [(key: Key, value: Value)] {
+        guard let owner else { return storage }
+        return owner._listFields(column).compactMap { field in
+            guard let (key, value) = MapEntry.decode(field) else { return nil }
+            let decoded: Value = value.map { bytes in bytes.withUnsafeBytes { Value._rlmDecode($0) } } ?? Value._rlmDecode(nil)
+            return (Key(_mapKey: key), decoded)
+        }
+    }
+}
+
+extension Map: CustomStringConvertible {
+    public var description: String {
+        "Map<\(Key.self), \(Value.self)>([" + entries().map { "\($0.key): \($0.value)" }.joined(separator: ", ") + "])"
+    }
+}
+
+@available(*, unavailable, message: "a managed Map belongs to its realm's thread")
+extension Map: Sendable {}
+
+/// A map entry as a list element's bytes: the key's length (two bytes, big-endian), the key's
+/// UTF-8, a tag (0 for `nil`, 1 for a value) and the value's field bytes.
+enum MapEntry {
+    static func encode<V: _Persistable>(_ key: String, _ value: V) -> [UInt8] {
+        let k = Array(key.utf8)
+        var out: [UInt8] = [UInt8(truncatingIfNeeded: k.count >> 8), UInt8(truncatingIfNeeded: k.count)]
+        out.append(contentsOf: k)
+        value._rlmWithBytes { bytes in
+            if let bytes {
+                out.append(1)
+                out.append(contentsOf: bytes)
+            } else {
+                out.append(0)
+            }
+        }
+        return out
+    }
+
+    /// The key of a stored entry, or `nil` for bytes that are not one.
+    static func key(of field: [UInt8]?) -> String? {
+        guard let field, field.count >= 3 else { return nil }
+        let n = Int(field[0]) << 8 | Int(field[1])
+        guard field.count >= 3 + n else { return nil }
+        return String(decoding: field[2..<(2 + n)], as: UTF8.self)
+    }
+
+    /// The key and the value's bytes (`nil` for a null) of a stored entry.
+    static func decode(_ field: [UInt8]?) -> (String, [UInt8]?)? {
+        guard let field, let key = key(of: field) else { return nil }
+        let tagAt = 2 + key.utf8.count
+        return (key, field[tagAt] == 0 ? nil : Array(field[(tagAt + 1)...]))
+    }
+
+    /// The key (`keys` true) or the value of an entry lent as bytes; a null value has no base
+    /// address, as ``ElementField`` reads it.
+    static func part(_ entry: UnsafeRawBufferPointer, keys: Bool) -> UnsafeRawBufferPointer {
+        guard entry.count >= 3 else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        let n = Int(entry[0]) << 8 | Int(entry[1])
+        guard entry.count >= 3 + n else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        if keys { return UnsafeRawBufferPointer(rebasing: entry[2..<(2 + n)]) }
+        guard entry[2 + n] == 1 else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        return UnsafeRawBufferPointer(rebasing: entry[(3 + n)...])
+    }
+}
+
+// MARK: - A map as a persisted property
+
+extension Map: _PersistableNonOptional {
+    public static var _rlmType: PropertyType { Value._rlmType }
+    public static var _rlmOptional: Bool { false }
+    public static var _rlmDefaultValue: Map<Key, Value> { Map() }
+    public static func _rlmDecode(_ field: UnsafeRawBufferPointer?) -> Map<Key, Value> {
+        fatalError("A map is read through its object")
+    }
+    /// A map has no bytes in its object's record: its entries are stored apart.
+    public func _rlmWithBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R { try body(nil) }
+    public static func _rlmGet(_ object: Object, column: Int32) -> Map<Key, Value> {
+        guard object._realm != nil else {
+            _ = ClassInfo.recordAccess(column)
+            return Map()
+        }
+        return Map(owner: object, column: column)
+    }
+    public static func _rlmSet(_ object: Object, column: Int32, _ value: Map<Key, Value>) {
+        if let owner = value.owner, owner === object || (owner._key == object._key && owner._realm === object._realm), value.column == column {
+            return
+        }
+        let fields: [[UInt8]?] = value.entries().map { MapEntry.encode($0.key._mapKey, $0.value) }
+        object._editListFields(column) { $0 = fields }
+    }
+}
+
+extension Map: ListValue, UnmanagedListContents {
+    static var elementType: PropertyType { Value._rlmType }
+    static var elementIsOptional: Bool { Value._rlmOptional }
+    static var elementTarget: Object.Type? {
+        let target = Value.self as? Object.Type ?? (Value.self as? any LinkValue.Type)?.targetType
+        require(target == nil, "Maps of objects (Map<String, \(Value.self)>) are not supported yet: hold the objects in a List")
+        return nil
+    }
+    static var isSet: Bool { false }
+    static var isMap: Bool { true }
+
+    var objects: [Object] { [] }
+
+    func encodedElements() -> [[UInt8]?] { storage.map { MapEntry.encode($0.key._mapKey, $0.value) } }
+}

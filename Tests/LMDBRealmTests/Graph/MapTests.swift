@@ -1,0 +1,100 @@
+import Foundation
+@_spi(Testing) import LMDBRealm
+import TestSupport
+import Testing
+
+final class Review: Object {
+    @Persisted(primaryKey: true) var id: Int
+    @Persisted var ratings: Map<String, Int>
+    @Persisted var notes: Map<String, String?>
+}
+
+private func mapConfiguration(_ dir: URL) -> Realm.Configuration {
+    makeConfiguration(dir, types: [Review.self])
+}
+
+@Suite struct MapTests {
+    /// Random sets and removals on a stored map and on Swift's `Dictionary` agree.
+    @Test func aStoredMapBehavesAsSwiftsDictionary() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: mapConfiguration(dir))
+            let review = Review()
+            review.id = 1
+            review.ratings["seed"] = 1
+            try realm.write { try realm.add(review) }
+            var model: [String: Int] = ["seed": 1]
+            var rng = SeededGenerator(state: 11)
+            for step in 0..<300 {
+                let key = "k\(Int.random(in: 0..<12, using: &rng))"
+                let value = Int.random(in: -5...5, using: &rng)
+                try realm.write {
+                    switch Int.random(in: 0..<10, using: &rng) {
+                    case 0...5:
+                        review.ratings[key] = value
+                        model[key] = value
+                    case 6...8:
+                        review.ratings.removeObject(for: key)
+                        model[key] = nil
+                    default:
+                        if step % 40 == 9 {
+                            review.ratings.removeAll()
+                            model.removeAll()
+                        } else {
+                            review.ratings[key] = nil
+                            model[key] = nil
+                        }
+                    }
+                }
+                #expect(review.ratings.count == model.count, "step \(step)")
+                #expect(review.ratings[key] == model[key], "step \(step)")
+                #expect(Dictionary(uniqueKeysWithValues: review.ratings.map { ($0.key, $0.value) }) == model, "step \(step)")
+            }
+            #expect(Set(review.ratings.keys) == Set(model.keys))
+            #expect(review.objectSchema["ratings"]?.isMap == true)
+            #expect("\(review.objectSchema["ratings"]!)" == "ratings: Map<string, int>")
+        }
+    }
+
+    @Test func mapsAreQueriedByKeysAndValues() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: mapConfiguration(dir))
+            let a = Review()
+            a.id = 1
+            a.ratings["home"] = 4
+            a.ratings["away"] = 2
+            a.notes["home"] = "loud"
+            a.notes["away"] = nil
+            let b = Review()
+            b.id = 2
+            b.ratings["home"] = 1
+            b.notes["x"] = .some(nil)
+            let c = Review()
+            c.id = 3
+            try realm.write {
+                try realm.add(a)
+                try realm.add(b)
+                try realm.add(c)
+            }
+            #expect(a.ratings["home"] == 4 && a.ratings["none"] == nil && a.notes.count == 1)
+            #expect(b.notes.count == 1 && b.notes["x"] == .some(nil), "a stored nil value keeps its key")
+            let reviews = realm.objects(Review.self)
+            #expect(try reviews.filter("ANY ratings.@values > 3").map(\.id) == [1])
+            #expect(try reviews.filter("ratings > 1").map(\.id) == [1], "values, as for a list")
+            #expect(try reviews.filter("ratings.@keys == 'away'").map(\.id) == [1])
+            #expect(try reviews.filter("ANY ratings.@keys BEGINSWITH 'h'").map(\.id) == [1, 2])
+            #expect(try reviews.filter("ratings.@count == 0").map(\.id) == [3])
+            #expect(try reviews.filter("ratings.@sum >= 5").map(\.id) == [1])
+            #expect(try reviews.filter("ANY notes == nil").map(\.id) == [2])
+            #expect(try reviews.filter("notes.@values CONTAINS 'loud'").map(\.id) == [1])
+
+            var seen = 0
+            let token = reviews.observe(keyPaths: ["ratings"]) { _ in seen += 1 }
+            defer { token.invalidate() }
+            try realm.write { b.ratings["home"] = 1 }  // the same value: no change
+            try realm.write { b.ratings["home"] = 5 }
+            #expect(seen == 2, "the initial delivery and one real change")
+            try realm.write { realm.delete(a) }
+            #expect(realm.indexProblems() == [])
+        }
+    }
+}
