@@ -54,12 +54,34 @@ extension QueryCompiler {
 
     /// The elements of the list or `LinkingObjects` property `name` of this table's objects.
     func collection(_ name: String) -> CollectionSource {
-        // A map's keys are named `ratings@keys`; its values, `ratings`.
+        // A map's keys are named `ratings@keys`; its values, `ratings`; the value of one key,
+        // `ratings[<hex>]`.
         let keys = name.hasSuffix("@keys")
-        let column = column(keys ? String(name.dropLast(5)) : name)
+        let oneKey = MapKeyPath.split(name)
+        let column = column(oneKey?.map ?? (keys ? String(name.dropLast(5)) : name))
         let property = table.schema.properties[column]
         let realm = realm
         let table = table
+        if property.isMap, let (_, wanted) = oneKey {
+            let walk: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, (UnsafeRawBufferPointer) -> Bool) -> Void = { k, _, body in
+                realm.forEachListElement(of: table, column: column, owner: k) { entry in
+                    guard let entry, MapEntry.part(entry, keys: true).elementsEqual(wanted) else { return true }
+                    _ = body(MapEntry.part(entry, keys: false))
+                    return false
+                }
+            }
+            return CollectionSource(
+                walk: walk,
+                count: { k, r in
+                    var n = 0
+                    walk(k, r) { _ in
+                        n += 1
+                        return true
+                    }
+                    return n
+                },
+                elementType: property.type, target: nil)
+        }
         if property.isMap {
             return CollectionSource(
                 walk: { k, _, body in
@@ -216,5 +238,26 @@ private func numericValue(_ field: UnsafeRawBufferPointer, _ type: PropertyType)
     case .int, .float, .double, .date: decodeDouble(field, type)
     case .decimal: NSDecimalNumber(decimal: Decimal._rlmDecode(field)).doubleValue
     default: nil
+    }
+}
+
+/// How a query names one key of a map: `ratings[686f6d65]`, the key's UTF-8 in hex, so that no
+/// key can look like a key path.
+enum MapKeyPath {
+    static func path(_ map: String, key: String) -> String {
+        map + "[" + key.utf8.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined() + "]"
+    }
+
+    /// The map and the key's bytes of a path made by ``path(_:key:)``, or `nil`.
+    static func split(_ path: String) -> (map: String, key: [UInt8])? {
+        guard path.last == "]", let open = path.firstIndex(of: "[") else { return nil }
+        let hex = Array(path[path.index(after: open)..<path.index(before: path.endIndex)].utf8)
+        guard hex.count % 2 == 0 else { return nil }
+        var key: [UInt8] = []
+        for i in stride(from: 0, to: hex.count, by: 2) {
+            guard let byte = UInt8(String(decoding: hex[i..<(i + 2)], as: UTF8.self), radix: 16) else { return nil }
+            key.append(byte)
+        }
+        return (String(path[..<open]), key)
     }
 }

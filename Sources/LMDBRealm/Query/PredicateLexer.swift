@@ -27,6 +27,8 @@ struct PredicateToken: Sendable {
         /// `%K`, the argument at this index.
         case keyArgument(Int)
         case openParen, closeParen, openBrace, closeBrace, comma
+        /// `[` right after a key path, before a quoted key (`ratings['home']`), and its `]`.
+        case openBracket, closeBracket
         case end
     }
 
@@ -53,7 +55,7 @@ struct PredicateLexer {
         var lexer = PredicateLexer(bytes)
         var tokens: [PredicateToken] = []
         while true {
-            let token = try lexer.next()
+            let token = try lexer.next(after: tokens.last)
             tokens.append(token)
             if token.kind == .end { return (tokens, lexer.argumentCount) }
         }
@@ -121,6 +123,22 @@ struct PredicateLexer {
         default:
             return nil
         }
+    }
+
+    private mutating func next(after previous: PredicateToken?) throws(RealmError) -> PredicateToken {
+        // A map subscript: `[` touching the key path before it, then a quoted key or `%@`.
+        if let previous, case .identifier = previous.kind, previous.offset + previous.length == position,
+            peek() == UInt8(ascii: "["), let after = peek(1),
+            after == UInt8(ascii: "'") || after == UInt8(ascii: "\"") || after == UInt8(ascii: "%")
+        {
+            position += 1
+            return PredicateToken(kind: .openBracket, offset: position - 1, length: 1)
+        }
+        if peek() == UInt8(ascii: "]") {
+            position += 1
+            return PredicateToken(kind: .closeBracket, offset: position - 1, length: 1)
+        }
+        return try next()
     }
 
     private mutating func next() throws(RealmError) -> PredicateToken {

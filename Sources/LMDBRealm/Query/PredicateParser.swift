@@ -340,7 +340,9 @@ private struct Parser {
         let token = advance()
         switch token.kind {
         case .identifier(let name):
-            return try operand(named: name, at: token.offset)
+            let operand = try operand(named: name, at: token.offset)
+            if current.kind == .openBracket { return try mapSubscript(operand, at: token.offset) }
+            return operand
         case .keyArgument(let i):
             guard let name = propertyName(arguments[i]) else {
                 let found = unwrappedTypeName(arguments[i]) ?? "nil"
@@ -735,6 +737,30 @@ extension Parser {
             default: .double
             }
         return Property(name: "\(c.path).\(c.aggregate?.rawValue ?? "")", type: type, isOptional: true, isIndexed: false, isPrimary: false)
+    }
+
+    /// `ratings['home']`: the value under one key of a map, tested as a collection of at most
+    /// one element.
+    mutating func mapSubscript(_ operand: Operand, at offset: Int) throws(RealmError) -> Operand {
+        let open = advance()
+        guard case .collection(let c, _) = operand, c.collection.isMap, c.aggregate == nil, !c.path.hasSuffix("@keys") else {
+            throw error("'[' at offset \(open.offset) follows no Map: only a map's values are read by key")
+        }
+        let keyToken = advance()
+        let key: QueryValue
+        switch keyToken.kind {
+        case .literal(let v): key = v
+        case .valueArgument(let i): key = try scalarArgument(i, at: keyToken.offset)
+        default: throw unexpected(keyToken, expecting: "a key in quotes")
+        }
+        guard case .string(let text) = key else {
+            throw error("a map's key is a String, not \(key.typeName), at offset \(keyToken.offset)")
+        }
+        let close = advance()
+        guard close.kind == .closeBracket else { throw unexpected(close, expecting: "']'") }
+        return .collection(
+            CollectionPath(path: MapKeyPath.path(c.path, key: text), collection: c.collection, element: c.element, aggregate: nil),
+            offset: offset)
     }
 
     /// `SUBQUERY(collection, $x, predicate).@count op value`.

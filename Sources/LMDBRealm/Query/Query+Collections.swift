@@ -26,6 +26,28 @@ extension LinkingObjects: _QueryCollection {
     public typealias _QueryElement = Element
 }
 
+extension Map: _QueryCollection {
+    public typealias _QueryElement = Value
+}
+
+extension Query where T: _QueryMap {
+    /// The value under `key` (`ratings['home']`); a test of it fails where the key is absent.
+    public subscript(key: String) -> Query<T._MapValue> { Query<T._MapValue>(.property(name: MapKeyPath.path(propertyName, key: key))) }
+    /// Every value (`ratings.@values`): a test of it holds if it holds for any value.
+    public var values: Query<T._MapValue> { Query<T._MapValue>(.property(name: propertyName)) }
+    /// Every key (`ratings.@keys`): a test of it holds if it holds for any key.
+    public var keys: Query<String> { Query<String>(.property(name: propertyName + "@keys")) }
+}
+
+/// A `Map` in the query language.
+public protocol _QueryMap: _Persistable {
+    associatedtype _MapValue: _Persistable
+}
+
+extension Map: _QueryMap {
+    public typealias _MapValue = Value
+}
+
 extension Query where T: _QueryCollection {
     /// The number of elements (`@count`).
     public var count: Query<Int> { Query<Int>(.property(name: propertyName + ".@count")) }
@@ -166,7 +188,9 @@ private func splitAtCollection(_ name: String, in schema: ObjectSchema) -> (path
     while true {
         let end = utf8[start...].firstIndex(of: UInt8(ascii: ".")) ?? utf8.endIndex
         let component = name[start..<end]
-        guard let property = schema.properties.first(where: { $0.name == component }) else { return nil }
+        // A map's keys (`ratings@keys`) or one key's value (`ratings[<hex>]`) name the map.
+        let lookup = MapKeyPath.split(String(component))?.map ?? (component.hasSuffix("@keys") ? String(component.dropLast(5)) : String(component))
+        guard let property = schema.properties.first(where: { $0.name == lookup }) else { return nil }
         if property.isArray || property.type == .linkingObjects {
             let rest = end == utf8.endIndex ? [] : name[utf8.index(after: end)...].split(separator: ".", omittingEmptySubsequences: false).map(String.init)
             return (String(name[..<end]), rest[...])

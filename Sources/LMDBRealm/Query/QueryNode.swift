@@ -61,7 +61,8 @@ indirect enum QueryNode: Sendable {
         case .constant, .block, .elementOf: []
         case .comparison(let p, _, _, _), .between(let p, _, _), .membership(let p, _), .stringMatch(let p, _, _, _): [p]
         // A map's keys (`ratings@keys`) are its property's.
-        case .collection(let p, _, _), .aggregate(let p, _, _, _, _, _): [p.hasSuffix("@keys") ? String(p.dropLast(5)) : p]
+        case .collection(let p, _, _), .aggregate(let p, _, _, _, _, _):
+            [MapKeyPath.split(p)?.map ?? (p.hasSuffix("@keys") ? String(p.dropLast(5)) : p)]
         case .and(let children), .or(let children): children.reduce(into: []) { $0.formUnion($1.propertyNames) }
         case .not(let child): child.propertyNames
         }

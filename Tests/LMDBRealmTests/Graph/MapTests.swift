@@ -86,6 +86,22 @@ private func mapConfiguration(_ dir: URL) -> Realm.Configuration {
             #expect(try reviews.filter("ratings.@sum >= 5").map(\.id) == [1])
             #expect(try reviews.filter("ANY notes == nil").map(\.id) == [2])
             #expect(try reviews.filter("notes.@values CONTAINS 'loud'").map(\.id) == [1])
+            #expect(try reviews.filter("ratings['home'] > 3").map(\.id) == [1])
+            #expect(try reviews.filter("ratings['home'] >= 1").map(\.id) == [1, 2])
+            #expect(try reviews.filter("ratings[%@] == 2", "away").map(\.id) == [1])
+            #expect(try reviews.filter("ratings['a.b'] == 2").isEmpty, "a key with a dot is a key")
+            #expect(try reviews.filter("NOT ratings['home'] > 3").map(\.id) == [2, 3])
+            #expect(reviews.where { $0.ratings["home"] > 3 }.map(\.id) == [1])
+            #expect(reviews.where { $0.ratings.values > 3 }.map(\.id) == [1])
+            #expect(reviews.where { $0.ratings.keys == "away" }.map(\.id) == [1])
+            #expect(reviews.where { $0.ratings.count == 0 }.map(\.id) == [3])
+            #expect(reviews.where { $0.ratings.contains(1) }.map(\.id) == [2])
+            do {
+                _ = try reviews.filter("id['x'] == 1")
+                Issue.record("a subscript on a non-map was accepted")
+            } catch let error as RealmError {
+                #expect(error.message.contains("follows no Map"), "\(error.message)")
+            }
 
             var seen = 0
             let token = reviews.observe(keyPaths: ["ratings"]) { _ in seen += 1 }
