@@ -126,32 +126,134 @@ extension List {
         guard let owner, let realm = owner._realm else { fatalError("Only a managed List can be observed") }
         require(!realm.isFrozen, "Frozen Lists do not change and cannot be observed.")
         let info = ClassInfo.of(type(of: owner))
-        let name = info.schema.properties[Int(column)].name
-        realm.prepareToObserve(keyPaths: [name], of: info)
-        let column = column
-        var previous = owner._listFields(column)
+        realm.prepareToObserve(keyPaths: nil, of: info)
         let token = NotificationToken()
         token.keep(owner)
-        realm.addNotifier(
-            ObjectObserver<Object>(token: token, info: info, key: owner._key, keyPaths: [name]) { change in
-                switch change {
-                case .change(let object, _):
-                    let current = object._listFields(column)
-                    let (deletions, insertions, modifications) = listDifference(previous, current)
-                    previous = current
-                    guard !(deletions.isEmpty && insertions.isEmpty && modifications.isEmpty) else { return }
-                    block(.update(List(owner: object, column: column), deletions: deletions, insertions: insertions, modifications: modifications))
-                case .deleted:
-                    let deletions = Array(previous.indices)
-                    previous = []
-                    block(.update(List(), deletions: deletions, insertions: [], modifications: []))
-                case .error(let error):
-                    block(.error(error))
-                }
-            })
-        block(.initial(self))
+        realm.addNotifier(ListObserver<Element>(token: token, info: info, key: owner._key, column: column, callback: block))
         realm.scheduleDelivery()
         return token
+    }
+
+    /// Observes the list from `queue`: the list is read again on a realm of the same file
+    /// confined to `queue`, and `block` gets lists of that realm there.
+    public func observe(
+        on queue: DispatchQueue, _ block: @escaping @Sendable (RealmCollectionChange<List<Element>>) -> Void
+    ) -> NotificationToken {
+        observe(on: queue, releaseSynchronously: false, block)
+    }
+
+    func observe(
+        on queue: DispatchQueue, releaseSynchronously: Bool, _ block: @escaping @Sendable (RealmCollectionChange<List<Element>>) -> Void
+    ) -> NotificationToken {
+        guard let owner, let realm = owner._realm else { fatalError("Only a managed List can be observed") }
+        realm.checkThread()
+        require(!realm.isFrozen, "Frozen Lists do not change and cannot be observed.")
+        let handover = ListHandover(configuration: realm.configuration, info: ClassInfo.of(type(of: owner)), key: owner._key, column: column)
+        return observeFromQueue(
+            queue, configuration: handover.configuration, info: handover.info, keyPaths: nil,
+            releaseSynchronously: releaseSynchronously,
+            observer: { token in
+                ListObserver<Element>(token: token, info: handover.info, key: handover.key, column: handover.column, callback: block)
+            },
+            failed: { block(.error($0)) })
+    }
+
+    /// The list's changes as an asynchronous sequence, each carrying the list frozen at that
+    /// version, observed on a private queue (see ``Results/changes``).
+    public var changes: AsyncStream<RealmCollectionChange<FrozenList<Element>>> {
+        changeStream { queue, releaseSynchronously, deliver in
+            observe(on: queue, releaseSynchronously: releaseSynchronously) { change in
+                switch change {
+                case .initial(let list): deliver(.initial(FrozenList(unchecked: list.freeze())), false)
+                case .update(let list, let deletions, let insertions, let modifications):
+                    deliver(.update(FrozenList(unchecked: list.freeze()), deletions: deletions, insertions: insertions, modifications: modifications), false)
+                case .error(let error): deliver(.error(error), true)
+                }
+            }
+        }
+    }
+}
+
+/// What a managed `List` is, without its realm: enough to read it again on another one.
+struct ListHandover: Sendable {
+    let configuration: Realm.Configuration
+    let info: ClassInfo
+    let key: ObjectKey
+    let column: Int32
+}
+
+/// A frozen `List`, `Sendable`: read it from any thread (``List/changes`` hands these out).
+public struct FrozenList<Element: _Persistable>: @unchecked Sendable {
+    // @unchecked Sendable: the list reads a frozen realm, whose version never changes; every
+    // read takes the frozen realm's lock, which serialises the caches of its objects.
+    private let list: List<Element>
+
+    init(unchecked list: List<Element>) {
+        self.list = list
+    }
+
+    private func locked<R>(_ body: () -> R) -> R {
+        let lock = list.owner?._realm?.frozenLock
+        lock?.lock()
+        defer { lock?.unlock() }
+        return body()
+    }
+
+    /// The number of elements.
+    public var count: Int { locked { list.count } }
+    /// The element at `position`.
+    public subscript(position: Int) -> Element { locked { list[position] } }
+    /// The elements, read at once.
+    public var elements: [Element] { locked { Array(list) } }
+    /// Always `true`.
+    public var isFrozen: Bool { true }
+}
+
+/// Watches one list of one object on a realm: `.initial`, then the index changes of each
+/// commit that changed it (its elements compared between the versions).
+final class ListObserver<Element: _Persistable>: NotificationObserver {
+    let info: ClassInfo
+    let key: ObjectKey
+    let column: Int32
+    let callback: (RealmCollectionChange<List<Element>>) -> Void
+    private var previous: [[UInt8]?] = []
+
+    init(
+        token: NotificationToken, info: ClassInfo, key: ObjectKey, column: Int32,
+        callback: @escaping (RealmCollectionChange<List<Element>>) -> Void
+    ) {
+        self.info = info
+        self.key = key
+        self.column = column
+        self.callback = callback
+        super.init(token: token, needsInitial: true)
+    }
+
+    override func deliverInitial(_ realm: Realm, at current: Snapshot) {
+        baseline = current
+        guard let owner = realm.object(withKey: key, of: info.type) else {
+            isFinished = true
+            callback(.initial(List()))
+            return
+        }
+        previous = owner._listFields(column)
+        callback(.initial(List(owner: owner, column: column)))
+    }
+
+    override func advance(_ realm: Realm, from base: Snapshot, to current: Snapshot, logs: [ChangeLog]?, notify: Bool) {
+        baseline = current
+        guard let owner = realm.object(withKey: key, of: info.type) else {
+            isFinished = true
+            let deletions = Array(previous.indices)
+            previous = []
+            if notify && !deletions.isEmpty { callback(.update(List(), deletions: deletions, insertions: [], modifications: [])) }
+            return
+        }
+        let now = owner._listFields(column)
+        let (deletions, insertions, modifications) = listDifference(previous, now)
+        previous = now
+        guard notify, !(deletions.isEmpty && insertions.isEmpty && modifications.isEmpty) else { return }
+        callback(.update(List(owner: owner, column: column), deletions: deletions, insertions: insertions, modifications: modifications))
     }
 }
 

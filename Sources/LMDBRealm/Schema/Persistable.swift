@@ -4,7 +4,7 @@ public import Foundation
 ///
 /// The conforming types are the property kinds of ``PropertyType`` and their optionals; the
 /// protocol is public only so that `Persisted` can name it. Do not conform your own types.
-public protocol _Persistable {
+public protocol _Persistable: SendableMetatype {
     /// The stored kind.
     static var _rlmType: PropertyType { get }
     /// Whether `nil` is a value of this type.

@@ -318,3 +318,78 @@ private func tag(_ value: String, _ weight: Int = 0) -> Tag {
         }
     }
 }
+
+@Suite struct ListStreamTests {
+    @Test func aListIsObservedAsAStreamOfFrozenLists() async throws {
+        try await withTemporaryDirectory { dir in
+            let config = listConfiguration(dir)
+            try onOtherThread {
+                let realm = try Realm(configuration: config)
+                let post = Post()
+                post.id = 1
+                post.scores.append(objectsIn: [1, 2])
+                try realm.write { try realm.add(post) }
+            }
+            let task = Task.detached { () -> [String] in
+                let realm = try Realm(configuration: config)
+                let post = realm.object(ofType: Post.self, forPrimaryKey: 1)!
+                var seen: [String] = []
+                for await change in post.scores.changes {
+                    switch change {
+                    case .initial(let frozen):
+                        seen.append("initial \(frozen.elements)")
+                        // Another thread appends once the stream runs.
+                        try onOtherThread {
+                            let writer = try Realm(configuration: config)
+                            let same = writer.object(ofType: Post.self, forPrimaryKey: 1)!
+                            try writer.write { same.scores.append(3) }
+                        }
+                    case .update(let frozen, let deletions, let insertions, _):
+                        seen.append("update \(frozen.elements) -\(deletions) +\(insertions) frozen \(frozen.isFrozen)")
+                        return seen
+                    case .error(let error):
+                        seen.append("error \(error)")
+                    }
+                }
+                return seen
+            }
+            #expect(try await task.value == ["initial [1.0, 2.0]", "update [1.0, 2.0, 3.0] -[] +[2] frozen true"])
+        }
+    }
+
+    @Test func aListIsObservedFromAQueue() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: listConfiguration(dir))
+            let post = Post()
+            post.id = 1
+            try realm.write { try realm.add(post) }
+            let queue = DispatchQueue(label: "list observer")
+            let seen = LockedStrings()
+            let updated = DispatchSemaphore(value: 0)
+            let token = post.scores.observe(on: queue) { change in
+                dispatchPrecondition(condition: .onQueue(queue))
+                switch change {
+                case .initial(let list): seen.append("initial \(list.count)")
+                case .update(let list, _, let insertions, _):
+                    seen.append("update \(Array(list)) +\(insertions)")
+                    updated.signal()
+                case .error(let error): seen.append("error \(error)")
+                }
+            }
+            defer { token.invalidate() }
+            queue.sync {}  // the initial delivery has run
+            try realm.write { post.scores.append(7) }
+            #expect(updated.wait(timeout: .now() + 10) == .success)
+            #expect(seen.values == ["initial 0", "update [7.0] +[0]"])
+        }
+    }
+}
+
+/// Strings appended from a queue and read from the test.
+final class LockedStrings: @unchecked Sendable {
+    // @unchecked Sendable: every access holds `lock`.
+    private let lock = NSLock()
+    private var items: [String] = []
+    func append(_ s: String) { lock.withLock { items.append(s) } }
+    var values: [String] { lock.withLock { items } }
+}
