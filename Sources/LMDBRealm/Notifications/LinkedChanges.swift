@@ -15,8 +15,9 @@ extension Realm {
     /// that `logs` modified in place (in an observed property: any for a followed link, the
     /// named one for a key path), as `view` sees the links. A logged change that left the
     /// object's values as they were in `base` (an upsert of the same values) is none.
+    /// Each object found comes with the columns of `table` (a mask) its changed links start from.
     func linkedModifications(_ logs: [ChangeLog], of table: Table, keyPaths: [String]?, from base: StoreView, in view: StoreView)
-        -> Set<ObjectKey>
+        -> [ObjectKey: UInt64]
     {
         // The classes modified in place, with their changes merged.
         var modified: [String: [ObjectKey: UInt64]] = [:]
@@ -25,8 +26,8 @@ extension Realm {
                 modified[name, default: [:]].merge(changes.modified) { $0 | $1 }
             }
         }
-        guard !modified.isEmpty else { return [] }
-        var found = Set<ObjectKey>()
+        guard !modified.isEmpty else { return [:] }
+        var found: [ObjectKey: UInt64] = [:]
 
         /// The keys of `changes` (of `target`) whose values in `columns` really differ.
         func differing(_ changes: [ObjectKey: UInt64], of target: Table, columns: UInt64) -> [ObjectKey] {
@@ -59,7 +60,8 @@ extension Realm {
                 guard !sources.isEmpty else { return }
                 current = Array(sources)
             }
-            found.formUnion(current)
+            let bit = ChangeLog.bit(path[0].column)
+            for key in current { found[key, default: 0] |= bit }
         }
 
         /// The table links of `property` lead to.

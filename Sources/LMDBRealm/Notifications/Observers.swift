@@ -262,7 +262,7 @@ final class ResultsObserver<Element: Object>: NotificationObserver {
                 if !throughLinks.isEmpty {
                     let kept = Set(newKeys)
                     var more = Set(modifications)
-                    for (i, key) in oldKeys.enumerated() where throughLinks.contains(key) && kept.contains(key) { more.insert(i) }
+                    for (i, key) in oldKeys.enumerated() where throughLinks[key] != nil && kept.contains(key) { more.insert(i) }
                     modifications = more.sorted()
                 }
             }
@@ -382,11 +382,15 @@ final class ObjectObserver<T: Object>: NotificationObserver {
         }
         let table = binding.table
         var candidates = ChangeLog.allColumns
+        // The link columns through which a linked object changed.
+        var throughLinks: UInt64 = 0
         if let logs, !logs.contains(where: \.catalogChanged) {
-            guard let merged = MergedChanges(logs, className: table.className) else { return }
+            throughLinks = realm.linkedModifications(logs, of: table, keyPaths: keyPaths, from: base.view, in: current.view)[key] ?? 0
+            let merged = MergedChanges(logs, className: table.className)
+            if merged == nil && throughLinks == 0 { return }
             // A deleted or replaced object counts as touched: every column is a candidate.
-            candidates = merged.columns(of: key)
-            if candidates == 0 { return }
+            candidates = merged?.columns(of: key) ?? 0
+            if candidates == 0 && throughLinks == 0 { return }
         }
         let observed = columnMask(keyPaths, of: table) & candidates
         let found = key.withBytes { k -> (old: UnsafeRawBufferPointer?, new: UnsafeRawBufferPointer?) in
@@ -397,10 +401,14 @@ final class ObjectObserver<T: Object>: NotificationObserver {
             if notify { callback(.deleted) }
             return
         }
-        guard observed != 0 else { return }
+        guard observed != 0 || throughLinks != 0 else { return }
         var changes: [PropertyChange] = []
         let file = realm.file
-        for (c, property) in table.schema.properties.enumerated() where observed & ChangeLog.bit(c) != 0 {
+        for (c, property) in table.schema.properties.enumerated() where throughLinks & ChangeLog.bit(c) != 0 {
+            // A linked object changed: the link itself is reported, as RealmSwift does.
+            changes.append(PropertyChange(name: property.name, oldValue: nil, newValue: nil))
+        }
+        for (c, property) in table.schema.properties.enumerated() where observed & ChangeLog.bit(c) != 0 && throughLinks & ChangeLog.bit(c) == 0 {
             if let list = table.lists[c] {
                 // A list lives outside the record: its elements in both versions are compared.
                 // (RealmSwift gives no old and new value for a collection property either.)

@@ -31,6 +31,28 @@ import Testing
         }
     }
 
+    @Test func anObjectObserverHearsItsLinkedObjectsChange() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: linkConfiguration(dir))
+            let ada = Writer("w1", "Ada")
+            let story = Story("s1", title: "one", byline: ada)
+            try realm.write { try realm.add(story) }
+            var heard: [[String]] = []
+            var ages: [[String]] = []
+            let t1 = story.observe { change in
+                if case .change(_, let properties) = change { heard.append(properties.map(\.name)) }
+            }
+            let t2 = story.observe(keyPaths: ["byline.age"]) { change in
+                if case .change(_, let properties) = change { ages.append(properties.map(\.name)) }
+            }
+            defer { [t1, t2].forEach { $0.invalidate() } }
+            try realm.write { ada.name = "Ada L." }
+            try realm.write { story.title = "One" }
+            #expect(heard == [["byline"], ["title"]])
+            #expect(ages.isEmpty, "byline.age did not change")
+        }
+    }
+
     @Test func linksAreFollowedFourLevelsDeep() throws {
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: linkConfiguration(dir))
