@@ -194,6 +194,8 @@ public final class ThreadSafeReference<Confined>: Sendable {
     enum Payload: Sendable {
         case object(ClassInfo, ObjectKey)
         case results(ClassInfo, [ResultsStep])
+        /// The list of declared column `column` of an object (a `List`, `MutableSet` or `Map`).
+        case collection(ClassInfo, ObjectKey, column: Int32)
     }
 
     let payload: Payload
@@ -236,6 +238,45 @@ extension ThreadSafeReference {
     /// A reference to the results `results`.
     public convenience init<Element>(to results: Results<Element>) where Confined == Results<Element> {
         self.init(payload: .results(results.core.info, results.core.steps), realm: results.core.realm)
+    }
+}
+
+extension ThreadSafeReference {
+    /// A reference to the managed list `list`.
+    public convenience init<Element>(to list: List<Element>) where Confined == List<Element> {
+        guard let owner = list.owner, let realm = owner._realm else {
+            fatalError("Cannot construct reference to unmanaged List, which can be passed across threads directly")
+        }
+        self.init(payload: .collection(ClassInfo.of(type(of: owner)), owner._key, column: list.column), realm: realm)
+    }
+
+    /// A reference to the managed set `set`.
+    public convenience init<Element>(to set: MutableSet<Element>) where Confined == MutableSet<Element> {
+        guard let owner = set.owner, let realm = owner._realm else {
+            fatalError("Cannot construct reference to unmanaged MutableSet, which can be passed across threads directly")
+        }
+        self.init(payload: .collection(ClassInfo.of(type(of: owner)), owner._key, column: set.column), realm: realm)
+    }
+}
+
+extension Realm {
+    /// The list `reference` refers to, in this realm, or `nil` if its object was deleted.
+    /// - Precondition: As ``resolve(_:)-(ThreadSafeReference<Confined>)``.
+    public func resolve<Element>(_ reference: ThreadSafeReference<List<Element>>) -> List<Element>? {
+        prepareToResolve(reference)
+        guard case .collection(let info, let key, let column) = reference.payload,
+            let owner = object(withKey: key, of: info.type)
+        else { return nil }
+        return List(owner: owner, column: column)
+    }
+
+    /// The set `reference` refers to, in this realm, or `nil` if its object was deleted.
+    public func resolve<Element>(_ reference: ThreadSafeReference<MutableSet<Element>>) -> MutableSet<Element>? {
+        prepareToResolve(reference)
+        guard case .collection(let info, let key, let column) = reference.payload,
+            let owner = object(withKey: key, of: info.type)
+        else { return nil }
+        return MutableSet(owner: owner, column: column)
     }
 }
 

@@ -357,6 +357,25 @@ private func tag(_ value: String, _ weight: Int = 0) -> Tag {
         }
     }
 
+    @Test func aListCrossesThreadsByReference() throws {
+        try withTemporaryDirectory { dir in
+            let config = listConfiguration(dir)
+            let realm = try Realm(configuration: config)
+            let post = Post()
+            post.id = 1
+            post.scores.append(objectsIn: [1, 2, 3])
+            post.labels.append("x")
+            try realm.write { try realm.add(post) }
+            let reference = ThreadSafeReference(to: post.scores)
+            let read = try onOtherThread { () -> [Double] in
+                let other = try Realm(configuration: config)
+                return Array(other.resolve(reference)!)
+            }
+            #expect(read == [1, 2, 3])
+            #expect(reference.isInvalidated)
+        }
+    }
+
     @Test func aListIsObservedFromAQueue() throws {
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: listConfiguration(dir))
