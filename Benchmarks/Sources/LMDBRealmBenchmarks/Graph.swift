@@ -359,5 +359,36 @@ enum GraphOperation: String, CaseIterable {
     if let output = settings.output {
         try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
         try table.write(toFile: output + "/graph-latest.md", atomically: true, encoding: .utf8)
+        let ratios = GraphOperation.allCases.map { op in (op, median(rates["LMDBRealm"]![op]!) / median(rates["SQLite"]![op]!)) }
+        try graphChart(ratios, n: data.articles, rounds: rounds).write(toFile: output + "/graph-latest.svg", atomically: true, encoding: .utf8)
     }
+}
+
+/// A bar per operation: LMDBRealm's rate over SQLite's, with lines at 1× (even) and 2× (the goal).
+func graphChart(_ ratios: [(GraphOperation, Double)], n: Int, rounds: Int) -> String {
+    let left = 170.0, top = 56.0, barHeight = 22.0, gap = 10.0, plotWidth = 620.0, width = 840.0
+    let maximum = max(3.0, ceil(ratios.map(\.1).max() ?? 1))
+    func x(_ v: Double) -> Double { left + v / maximum * plotWidth }
+    let height = top + Double(ratios.count) * (barHeight + gap) + 40
+    var s = """
+        <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(height))" viewBox="0 0 \(Int(width)) \(Int(height))" font-family="Helvetica, Arial, sans-serif" font-size="12">
+        <rect width="100%" height="100%" fill="white"/>
+        <text x="16" y="22" font-size="15" font-weight="bold">Object graph: LMDBRealm's rate over SQLite's (normalised tables), N = \(n)</text>
+        <text x="16" y="40" fill="#555">Median of \(rounds) rounds; higher is better; the dashed line is the 2× goal</text>
+
+        """
+    for (label, v, dash) in [("1×", 1.0, ""), ("2×", 2.0, " stroke-dasharray=\"4 3\"")] {
+        let gx = x(v)
+        s += "<line x1=\"\(gx)\" y1=\"\(top - 4)\" x2=\"\(gx)\" y2=\"\(height - 30)\" stroke=\"#999\"\(dash)/>"
+        s += "<text x=\"\(gx)\" y=\"\(height - 14)\" text-anchor=\"middle\" fill=\"#555\">\(label)</text>\n"
+    }
+    for (i, (op, ratio)) in ratios.enumerated() {
+        let y = top + Double(i) * (barHeight + gap)
+        let color = ratio >= 2 ? "#2ca02c" : (ratio >= 1 ? "#1f77b4" : "#d62728")
+        s += "<text x=\"\(left - 8)\" y=\"\(y + barHeight - 7)\" text-anchor=\"end\" font-weight=\"bold\">\(op.rawValue)</text>"
+        s += "<rect x=\"\(left)\" y=\"\(y)\" width=\"\(String(format: "%.1f", x(ratio) - left))\" height=\"\(barHeight)\" fill=\"\(color)\"/>"
+        s += "<text x=\"\(String(format: "%.1f", x(ratio) + 5))\" y=\"\(y + barHeight - 7)\">\(String(format: "%.2f", ratio))×</text>\n"
+    }
+    s += "</svg>\n"
+    return s
 }
