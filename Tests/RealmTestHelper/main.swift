@@ -19,12 +19,21 @@ final class Team: Object {
     @Persisted(primaryKey: true) var id: Int
     @Persisted var name = ""
     @Persisted var members: List<Member>
+    @Persisted(deleteRule: .cascade) var notes: List<TeamNote>
+    @Persisted var tags: MutableSet<String>
+    @Persisted(originProperty: "team") var people: LinkingObjects<Member>
 }
 
 final class Member: Object {
     @Persisted(primaryKey: true) var id: Int
     @Persisted var team: Team?
     @Persisted var mentor: Member?
+    @Persisted var scores: Map<String, Int>
+}
+
+/// Notes a team owns: deleted with it.
+final class TeamNote: Object {
+    @Persisted(primaryKey: true) var id: Int
 }
 
 final class CommitMark: Object {
@@ -32,10 +41,12 @@ final class CommitMark: Object {
 }
 
 /// Commit after commit: a team with five members linking to it and to each other and listing
-/// them, links and list elements moved to older objects, and deletions that nullify links and
-/// empty list places; each commit leaves a mark.
+/// them, with two notes it owns (deleted with it), a set of tags and a map of scores per member;
+/// links and list elements moved to older objects, and deletions that nullify links, empty list
+/// places and cascade; each commit leaves a mark.
 func runGraphWorkload(path: String) throws -> Never {
-    let config = Realm.Configuration(fileURL: URL(fileURLWithPath: path), objectTypes: [Team.self, Member.self, CommitMark.self])
+    let config = Realm.Configuration(
+        fileURL: URL(fileURLWithPath: path), objectTypes: [Team.self, Member.self, CommitMark.self, TeamNote.self])
     let realm = try Realm(configuration: config)
     var n = (realm.objects(CommitMark.self).max(ofProperty: "id") as Int?).map { $0 + 1 } ?? 0
     while true {
@@ -43,10 +54,18 @@ func runGraphWorkload(path: String) throws -> Never {
             let team = Team()
             team.id = n
             team.name = "team \(n)"
+            team.tags.insert(objectsIn: ["all", "t\(n % 3)"])
+            for k in 0..<2 {
+                let note = TeamNote()
+                note.id = n * 10 + k
+                team.notes.append(note)
+            }
             var previous: Member?
             for i in 0..<5 {
                 let member = Member()
                 member.id = n * 10 + i
+                member.scores["i"] = i
+                member.scores["n"] = n
                 member.team = team
                 member.mentor = previous ?? realm.object(ofType: Member.self, forPrimaryKey: (n - 1) * 10)
                 team.members.append(member)

@@ -8,12 +8,21 @@ final class Team: Object {
     @Persisted(primaryKey: true) var id: Int
     @Persisted var name = ""
     @Persisted var members: List<Member>
+    @Persisted(deleteRule: .cascade) var notes: List<TeamNote>
+    @Persisted var tags: MutableSet<String>
+    @Persisted(originProperty: "team") var people: LinkingObjects<Member>
 }
 
 final class Member: Object {
     @Persisted(primaryKey: true) var id: Int
     @Persisted var team: Team?
     @Persisted var mentor: Member?
+    @Persisted var scores: Map<String, Int>
+}
+
+/// Notes a team owns: deleted with it.
+final class TeamNote: Object {
+    @Persisted(primaryKey: true) var id: Int
 }
 
 final class CommitMark: Object {
@@ -22,14 +31,15 @@ final class CommitMark: Object {
 
 /// A process killed at any instant of a graph write leaves every acknowledged commit, nothing
 /// half-applied, and links and lists consistent with their indexes (no link or list element
-/// naming a deleted object).
+/// naming a deleted object); a cascading delete, sets, maps and backlinks are whole too.
 @Suite struct LinkCrashTests {
     let helper = builtExecutable(named: "RealmTestHelper")
 
     @Test func killedGraphWritesLeaveLinksAndTheirIndexesConsistent() throws {
         try withTemporaryDirectory { dir in
             let path = dir.appendingPathComponent("graph.realm").path
-            let config = Realm.Configuration(fileURL: URL(fileURLWithPath: path), objectTypes: [Team.self, Member.self, CommitMark.self])
+            let config = Realm.Configuration(
+                fileURL: URL(fileURLWithPath: path), objectTypes: [Team.self, Member.self, CommitMark.self, TeamNote.self])
             var acknowledged = -1
             for trial in 0..<6 {
                 let process = Process()
@@ -78,6 +88,12 @@ final class CommitMark: Object {
                 let teams = realm.objects(Team.self)
                 #expect(teams.allSatisfy { team in team.members.allSatisfy { !$0.isInvalidated } })
                 #expect(teams.filter { $0.id == newest }.first?.members.count == (newest >= 3 && realm.object(ofType: Member.self, forPrimaryKey: (newest - 3) * 10 + 2) != nil ? 6 : 5))
+                // A deleted team took its notes with it, in the same commit; sets, maps and
+                // backlinks are whole.
+                #expect(realm.objects(TeamNote.self).count == 2 * teams.count, "trial \(trial)")
+                #expect(teams.allSatisfy { Set($0.tags) == ["all", "t\($0.id % 3)"] && $0.notes.count == 2 })
+                #expect(members.allSatisfy { $0.scores["i"] == $0.id % 10 && $0.scores["n"] == $0.id / 10 })
+                #expect(teams.allSatisfy { team in team.people.count == members.filter { $0.team?.id == team.id }.count })
             }
         }
     }
