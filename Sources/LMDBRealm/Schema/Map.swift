@@ -99,6 +99,20 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Sequence {
         owner._editListFields(column) { $0.removeAll() }
     }
 
+    /// Sets the value for `key` as the subscript does: `nil` removes it (RealmSwift's
+    /// key-value coding spelling, `map.setValue("Bush Park", forKey: "Ottawa")`).
+    /// - Precondition: `value` is a `Value` or `nil`.
+    public func setValue(_ value: Any?, forKey key: Key) {
+        guard let value else {
+            removeObject(for: key)
+            return
+        }
+        guard let typed = value as? Value else {
+            fatalError("Cannot set a value of type \(type(of: value)) in a Map<\(Key.self), \(Value.self)>")
+        }
+        self[key] = typed
+    }
+
     /// Sets each entry of `dictionary`, as the subscript does.
     public func merge<S: Sequence>(_ entries: S) where S.Element == (key: Key, value: Value) {
         for (key, value) in entries { self[key] = value }
