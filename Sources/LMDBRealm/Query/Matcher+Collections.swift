@@ -156,11 +156,10 @@ extension QueryCompiler {
         let source = collection(path)
         let walk = source.walk
         guard let v = value.doubleValue else {
-            // Only a missing average, minimum or maximum equals nil.
-            return { [self] k, r in
-                let result = function == .count ? 1 : numericAggregate(source, function, property)(k, r)
-                return value == .null && (result == nil) == (op == .equal)
-            }
+            // Only a missing average, minimum or maximum equals nil (a count or a sum never is).
+            guard value == .null, function != .count, function != .sum else { return { _, _ in op == .notEqual } }
+            let compute = numericAggregate(source, function, property)
+            return { k, r in (compute(k, r) == nil) == (op == .equal) }
         }
         if function == .count {
             guard let filter else {
