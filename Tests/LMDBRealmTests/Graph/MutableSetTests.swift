@@ -128,4 +128,37 @@ private func setConfiguration(_ dir: URL) -> Realm.Configuration {
             #expect(frozen.isFrozen && Set(frozen) == ["swift", "lmdb", "server"] && a.tags.isEmpty)
         }
     }
+
+    @Test func aSetInsertThatCannotAddItsObjectFailsTheWholeWrite() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: setConfiguration(dir))
+            let gold = Badge()
+            gold.name = "gold"
+            let shelf = Shelf()
+            shelf.id = 1
+            shelf.tags.insert("kept")
+            try realm.write {
+                try realm.add(gold)
+                try realm.add(shelf)
+            }
+            let clash = Badge()
+            clash.name = "gold"  // the primary key of a stored badge
+            do {
+                try realm.write {
+                    shelf.tags.insert("lost")
+                    shelf.badges.insert(clash)
+                    shelf.scores.insert(1)
+                }
+                Issue.record("the write did not fail")
+            } catch let error as RealmError {
+                #expect(error.code == .primaryKeyExists, "\(error)")
+            }
+            #expect(Set(shelf.tags) == ["kept"] && shelf.badges.isEmpty && shelf.scores.isEmpty, "nothing of the write is left")
+            let other = try onOtherThread { () -> Int in
+                let r = try Realm(configuration: setConfiguration(dir))
+                return r.object(ofType: Shelf.self, forPrimaryKey: 1)!.tags.count
+            }
+            #expect(other == 1)
+        }
+    }
 }
