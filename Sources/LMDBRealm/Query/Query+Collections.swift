@@ -187,12 +187,24 @@ private func splitAtCollection(_ name: String, in schema: ObjectSchema) -> (path
     var start = utf8.startIndex
     while true {
         let end = utf8[start...].firstIndex(of: UInt8(ascii: ".")) ?? utf8.endIndex
-        let component = name[start..<end]
-        // A map's keys (`ratings@keys`) or one key's value (`ratings[<hex>]`) name the map.
-        let lookup = MapKeyPath.split(String(component))?.map ?? (component.hasSuffix("@keys") ? String(component.dropLast(5)) : String(component))
-        guard let property = schema.properties.first(where: { $0.name == lookup }) else { return nil }
+        var component = name[start..<end]
+        // A map's keys (`ratings@keys`) or one key's value (`ratings[<hex>]`) name the map;
+        // only such a component has a `[` or an `@`.
+        if component.utf8.contains(where: { $0 == UInt8(ascii: "[") || $0 == UInt8(ascii: "@") }) {
+            if let map = MapKeyPath.split(String(component))?.map {
+                component = Substring(map)
+            } else if component.hasSuffix("@keys") {
+                component = component.dropLast(5)
+            }
+        }
+        guard let property = schema.properties.first(where: { $0.name.utf8.elementsEqual(component.utf8) }) else { return nil }
         if property.isArray || property.type == .linkingObjects {
-            let rest = end == utf8.endIndex ? [] : name[utf8.index(after: end)...].split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            let after = end == utf8.endIndex ? nil : name[utf8.index(after: end)...]
+            // One component after the collection is the usual case (`keywords.value`).
+            let rest: [String] =
+                after.map { tail in
+                    tail.utf8.contains(UInt8(ascii: ".")) ? tail.split(separator: ".", omittingEmptySubsequences: false).map(String.init) : [String(tail)]
+                } ?? []
             return (String(name[..<end]), rest[...])
         }
         guard end != utf8.endIndex, property.type == .object,
