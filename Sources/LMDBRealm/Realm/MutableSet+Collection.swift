@@ -89,3 +89,37 @@ extension MutableSet where Element: _ListAddable {
 extension MutableSet: _QueryCollection {
     public typealias _QueryElement = Element
 }
+
+// A managed map is stored as a list of entries: it is frozen and observed as that list.
+extension Map {
+    /// Whether the map belongs to a frozen realm.
+    public var isFrozen: Bool { owner?._realm?.isFrozen ?? false }
+
+    /// The map as it is now, frozen: readable from any thread, never changing.
+    public func freeze() -> Map<Key, Value> {
+        guard let owner else { return self }
+        let frozen = List<Value>(owner: owner, column: column).freeze()
+        guard let frozenOwner = frozen.owner, frozenOwner !== owner else { return self }
+        return Map(owner: frozenOwner, column: column)
+    }
+
+    /// Observes the map: `.initial`, then, at each change, the positions (in its stored order
+    /// of entries) deleted, inserted and modified — a changed value is a modification.
+    public func observe(_ block: @escaping (RealmCollectionChange<Map<Key, Value>>) -> Void) -> NotificationToken {
+        guard let owner else { fatalError("Only a managed Map can be observed") }
+        let column = column
+        return List<Value>(owner: owner, column: column).observe { change in
+            switch change {
+            case .initial(let list): block(.initial(Map(viewing: list, column: column)))
+            case .update(let list, let deletions, let insertions, let modifications):
+                block(.update(Map(viewing: list, column: column), deletions: deletions, insertions: insertions, modifications: modifications))
+            case .error(let error): block(.error(error))
+            }
+        }
+    }
+
+    /// The map of the object `list` belongs to (an empty unmanaged map for a list with none).
+    private convenience init(viewing list: List<Value>, column: Int32) {
+        if let owner = list.owner { self.init(owner: owner, column: column) } else { self.init() }
+    }
+}

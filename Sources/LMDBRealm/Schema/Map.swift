@@ -176,7 +176,9 @@ enum MapEntry {
     /// The key and the value's bytes (`nil` for a null) of a stored entry.
     static func decode(_ field: [UInt8]?) -> (String, [UInt8]?)? {
         guard let field, let key = key(of: field) else { return nil }
-        let tagAt = 2 + key.utf8.count
+        let tagAt = 2 + (Int(field[0]) << 8 | Int(field[1]))
+        // Bytes read from the file are checked, not trusted: a short entry reads as none.
+        guard field.count > tagAt else { return nil }
         return (key, field[tagAt] == 0 ? nil : Array(field[(tagAt + 1)...]))
     }
 

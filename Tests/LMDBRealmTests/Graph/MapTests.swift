@@ -113,4 +113,31 @@ private func mapConfiguration(_ dir: URL) -> Realm.Configuration {
             #expect(realm.indexProblems() == [])
         }
     }
+
+    @Test func aMapIsObservedAndFrozen() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: mapConfiguration(dir))
+            let review = Review()
+            review.id = 1
+            review.ratings["home"] = 1
+            try realm.write { try realm.add(review) }
+            var seen: [String] = []
+            let token = review.ratings.observe { change in
+                switch change {
+                case .initial(let map): seen.append("initial \(map.count)")
+                case .update(let map, let d, let i, let m): seen.append("\(map.count) -\(d) +\(i) ~\(m)")
+                case .error(let error): seen.append("\(error)")
+                }
+            }
+            defer { token.invalidate() }
+            try realm.write { review.ratings["away"] = 2 }
+            try realm.write { review.ratings["home"] = 3 }
+            try realm.write { review.ratings["away"] = nil }
+            #expect(seen == ["initial 1", "2 -[] +[1] ~[]", "2 -[] +[] ~[0]", "1 -[1] +[] ~[]"])
+            let frozen = review.ratings.freeze()
+            try realm.write { review.ratings["home"] = 9 }
+            #expect(frozen.isFrozen && frozen["home"] == 3 && review.ratings["home"] == 9)
+        }
+    }
 }
+
