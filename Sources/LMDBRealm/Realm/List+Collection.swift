@@ -54,15 +54,20 @@ extension List where Element: Object {
         managedResults.distinct(by: keyPaths)
     }
 
+    /// The smallest value of `property` among the list's objects; `nil` for an empty or
+    /// unmanaged list.
     public func min<T: _Persistable & Comparable>(ofProperty property: String) -> T? {
         owner == nil ? nil : managedResults.min(ofProperty: property)
     }
+    /// The largest value of `property` among the list's objects.
     public func max<T: _Persistable & Comparable>(ofProperty property: String) -> T? {
         owner == nil ? nil : managedResults.max(ofProperty: property)
     }
+    /// The sum of `property` over the list's objects (each occurrence counted).
     public func sum<T: _Persistable & AdditiveArithmetic>(ofProperty property: String) -> T {
         owner == nil ? .zero : managedResults.sum(ofProperty: property)
     }
+    /// The mean of `property` over the list's objects, or `nil` for none.
     public func average<T: BinaryFloatingPoint>(ofProperty property: String) -> T? {
         owner == nil ? nil : managedResults.average(ofProperty: property)
     }
@@ -242,6 +247,13 @@ final class ListObserver<Element: _Persistable>: NotificationObserver {
 
     override func advance(_ realm: Realm, from base: Snapshot, to current: Snapshot, logs: [ChangeLog]?, notify: Bool) {
         baseline = current
+        // A commit of this process that touched neither the object nor its list needs no read.
+        if let logs, !logs.contains(where: \.catalogChanged), let binding = realm.bindingForReading(info.type) {
+            let stored = binding.isIdentity ? Int(column) : binding.storedColumn(column)
+            guard let merged = MergedChanges(logs, className: binding.table.className),
+                merged.columns(of: key) & ChangeLog.bit(stored) != 0
+            else { return }
+        }
         guard let owner = realm.object(withKey: key, of: info.type) else {
             isFinished = true
             let deletions = Array(previous.indices)

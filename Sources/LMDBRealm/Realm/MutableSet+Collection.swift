@@ -48,6 +48,7 @@ extension MutableSet {
 extension MutableSet where Element: Object {
     /// The set's objects as ``Results`` (in its stored order); `nil` while it is unmanaged.
     public var asResults: Results<Element>? { listView.asResults }
+    // The queries, sorts and aggregates of a set of objects are its list view's (see `List`).
     public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> { listView.where(isIncluded) }
     public func filter(_ predicateFormat: String, _ args: Any...) throws -> Results<Element> {
         try listView.filter(predicateFormat, argumentArray: args)

@@ -139,9 +139,13 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, CustomStr
     /// The position of `object` among the linking objects, or `nil`.
     public func index(of object: Element) -> Int? { results?.index(of: object) }
 
+    /// The smallest value of `property` among the linking objects (``Results/min(ofProperty:)``).
     public func min<T: _Persistable & Comparable>(ofProperty property: String) -> T? { results?.min(ofProperty: property) }
+    /// The largest value of `property` among the linking objects.
     public func max<T: _Persistable & Comparable>(ofProperty property: String) -> T? { results?.max(ofProperty: property) }
+    /// The sum of `property` over the linking objects; 0 when there are none.
     public func sum<T: _Persistable & AdditiveArithmetic>(ofProperty property: String) -> T { results?.sum(ofProperty: property) ?? .zero }
+    /// The mean of `property` over the linking objects, or `nil` when there are none.
     public func average<T: BinaryFloatingPoint>(ofProperty property: String) -> T? { results?.average(ofProperty: property) }
 
     /// Observes the linking objects: RealmSwift's collection notifications, with index sets

@@ -75,6 +75,7 @@ public struct AnyRealmCollection<Element: Object>: RealmCollection {
         self.base = base
     }
 
+    // Each member forwards to the wrapped collection; see ``RealmCollection``.
     public var realm: Realm? { base.realm }
     public var asResults: Results<Element>? { base.asResults }
     public var startIndex: Int { 0 }

@@ -113,9 +113,13 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Sequence {
         self[key] = typed
     }
 
-    /// Sets each entry of `dictionary`, as the subscript does.
-    public func merge<S: Sequence>(_ entries: S) where S.Element == (key: Key, value: Value) {
-        for (key, value) in entries { self[key] = value }
+    /// Sets each entry of `sequence`; for a key the map holds already, `combine` gets the
+    /// current and the new value and returns the one to keep (RealmSwift's signature).
+    public func merge<S: Sequence>(_ sequence: S, uniquingKeysWith combine: (Value, Value) throws -> Value) rethrows
+    where S.Element == (key: Key, value: Value) {
+        for (key, value) in sequence {
+            self[key] = try self[key].map { try combine($0, value) } ?? value
+        }
     }
 
     /// The keys, in the map's order.

@@ -50,6 +50,9 @@ private func mapConfiguration(_ dir: URL) -> Realm.Configuration {
                 #expect(Dictionary(uniqueKeysWithValues: review.ratings.map { ($0.key, $0.value) }) == model, "step \(step)")
             }
             #expect(Set(review.ratings.keys) == Set(model.keys))
+            // RealmSwift's merge: a key held already gets what `uniquingKeysWith` returns.
+            try realm.write { review.ratings.merge([(key: "k1", value: 10), (key: "new", value: 7)]) { old, new in old + new } }
+            #expect(review.ratings["new"] == 7 && review.ratings["k1"] == (model["k1"].map { $0 + 10 } ?? 10))
             #expect(review.objectSchema["ratings"]?.isMap == true)
             #expect("\(review.objectSchema["ratings"]!)" == "ratings: Map<string, int>")
         }
