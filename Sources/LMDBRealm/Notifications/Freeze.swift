@@ -257,6 +257,14 @@ extension ThreadSafeReference {
         }
         self.init(payload: .collection(ClassInfo.of(type(of: owner)), owner._key, column: set.column), realm: realm)
     }
+
+    /// A reference to the managed map `map`.
+    public convenience init<Key, Value>(to map: Map<Key, Value>) where Confined == Map<Key, Value> {
+        guard let owner = map.owner, let realm = owner._realm else {
+            fatalError("Cannot construct reference to unmanaged Map, which can be passed across threads directly")
+        }
+        self.init(payload: .collection(ClassInfo.of(type(of: owner)), owner._key, column: map.column), realm: realm)
+    }
 }
 
 extension Realm {
@@ -277,6 +285,15 @@ extension Realm {
             let owner = object(withKey: key, of: info.type)
         else { return nil }
         return MutableSet(owner: owner, column: column)
+    }
+
+    /// The map `reference` refers to, in this realm, or `nil` if its object was deleted.
+    public func resolve<Key, Value>(_ reference: ThreadSafeReference<Map<Key, Value>>) -> Map<Key, Value>? {
+        prepareToResolve(reference)
+        guard case .collection(let info, let key, let column) = reference.payload,
+            let owner = object(withKey: key, of: info.type)
+        else { return nil }
+        return Map(owner: owner, column: column)
     }
 }
 

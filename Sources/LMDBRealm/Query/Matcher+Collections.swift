@@ -80,7 +80,7 @@ extension QueryCompiler {
                     }
                     return n
                 },
-                elementType: property.type, target: nil)
+                elementType: property.type, target: mapTarget(property))
         }
         if property.isMap {
             return CollectionSource(
@@ -90,7 +90,7 @@ extension QueryCompiler {
                     }
                 },
                 count: { k, _ in realm.listCount(of: table, column: column, owner: k) },
-                elementType: keys ? .string : property.type, target: nil)
+                elementType: keys ? .string : property.type, target: keys ? nil : mapTarget(property))
         }
         if property.type == .linkingObjects {
             guard let originType = property.objectClassName.flatMap(ClassInfo.named)?.type,
@@ -111,6 +111,12 @@ extension QueryCompiler {
             walk: { k, _, body in realm.forEachListElement(of: table, column: column, owner: k) { body($0 ?? nullElement) } },
             count: { k, _ in realm.listCount(of: table, column: column, owner: k) },
             elementType: property.type, target: target)
+    }
+
+    /// The table of the objects a map of objects holds; `nil` for a map of values.
+    private func mapTarget(_ property: Property) -> TableBinding? {
+        guard property.type == .object else { return nil }
+        return property.objectClassName.flatMap(ClassInfo.named).flatMap { realm.bindingForReading($0.type) }
     }
 
     /// The keys the list `property` of the object `key` of class `owner` holds, in its order.
@@ -143,7 +149,8 @@ extension QueryCompiler {
         let realm = realm
         let targetTable = target.table
         return { e in
-            guard let record = realm.linkedRecord(of: targetTable, key: e) else { return false }
+            // A map's value may be null: it has no object to test.
+            guard e.baseAddress != nil, let record = realm.linkedRecord(of: targetTable, key: e) else { return false }
             return test(e, record)
         }
     }

@@ -65,6 +65,17 @@ extension Object {
         return object as! Element
     }
 
+    /// A stored map value: a value's field bytes, or the key of an object (`nil` when the
+    /// entry's object was deleted, or its bytes name none).
+    final func _mapValue<Value: _Persistable>(_ bytes: [UInt8]?, as: Value.Type) -> Value {
+        if let link = Value.self as? any LinkValue.Type {
+            let realm = _realm.unsafelyUnwrapped
+            let object = bytes.flatMap { key in key.withUnsafeBytes { realm.linkedObject(link.targetType, key: $0) } }
+            return object as! Value
+        }
+        return bytes.map { bytes in bytes.withUnsafeBytes { Value._rlmDecode($0) } } ?? Value._rlmDecode(nil)
+    }
+
     /// Appends `element` to the stored list (adding an unmanaged object first).
     final func _appendToList<Element: _Persistable>(_ column: Int32, _ element: Element) {
         guard let (realm, table, stored) = listWrite(column) else { return }

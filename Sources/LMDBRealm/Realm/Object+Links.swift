@@ -49,7 +49,8 @@ extension Realm {
     /// The record of the object of `table` stored under `key`, checked, or `nil` (for queries
     /// that follow links).
     func linkedRecord(of table: Table, key: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
-        guard key.count <= file.maximumKeySize, let record = record(of: table, key: key, in: readView()) else { return nil }
+        // A null (a map value whose object was deleted) names no object.
+        guard key.count > 0, key.count <= file.maximumKeySize, let record = record(of: table, key: key, in: readView()) else { return nil }
         checkRecord(record, of: table)
         return record
     }

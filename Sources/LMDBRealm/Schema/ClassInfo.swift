@@ -65,7 +65,7 @@ final class ClassInfo: @unchecked Sendable {
             let list = f.accessor.listValue
             if let list {
                 require(
-                    list.elementTarget == nil || !list.elementIsOptional,
+                    list.elementTarget == nil || !list.elementIsOptional || list.isMap,
                     "The list '\(className).\(f.name)' holds optional objects; a list of objects is declared 'List<\(list.elementTarget!.className())>'")
             }
             let origin = f.accessor.linkingOrigin(at: base + f.offset + f.accessor.valueOffset)

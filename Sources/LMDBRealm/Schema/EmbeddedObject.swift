@@ -42,5 +42,17 @@ extension Persisted {
         self.init(value: List(), options: deleteRule == .cascade ? Self.cascadeOption : 0)
     }
 
+    /// A set of objects with a delete rule: `@Persisted(deleteRule: .cascade) var tags: MutableSet<Tag>`.
+    @inlinable
+    public init<Target: Object>(deleteRule: DeleteRule) where Value == MutableSet<Target> {
+        self.init(value: MutableSet(), options: deleteRule == .cascade ? Self.cascadeOption : 0)
+    }
+
+    /// A map of objects with a delete rule: `@Persisted(deleteRule: .cascade) var pets: Map<String, Pet?>`.
+    @inlinable
+    public init<Target: Object>(deleteRule: DeleteRule) where Value == Map<String, Target?> {
+        self.init(value: Map(), options: deleteRule == .cascade ? Self.cascadeOption : 0)
+    }
+
     @usableFromInline static var cascadeOption: UInt8 { 4 }
 }

@@ -31,8 +31,11 @@ public struct SingleMapEntry<Key: _MapKey, Value> {
 /// Before its object is added, a map lives in memory; on a managed object it is a live view of
 /// the stored map, changed only inside a write. Its entries are stored as a list's elements (key
 /// and value together), in the order keys were first set; counting is one B-tree descent, and a
-/// lookup compares with each key (maps are meant for a handful of entries). Maps of objects are
-/// not there yet.
+/// lookup compares with each key (maps are meant for a handful of entries).
+///
+/// A map of objects holds optional objects, as in RealmSwift (`Map<String, Dog?>`): setting an
+/// unmanaged object on a managed map adds it, and deleting an object leaves its keys in every
+/// map that held it, with `nil` values.
 public final class Map<Key: _MapKey, Value: _Persistable>: Sequence {
     /// The entries of an unmanaged map, in insertion order.
     var storage: [(key: Key, value: Value)] = []
@@ -74,6 +77,7 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Sequence {
                 if let i = storage.firstIndex(where: { $0.key == key }) { storage[i].value = newValue } else { storage.append((key, newValue)) }
                 return
             }
+            guard let realm = owner._realm, realm.manage(newValue) else { return }
             let entry = MapEntry.encode(key._mapKey, newValue)
             owner._editListFields(column) { fields in
                 if let i = fields.firstIndex(where: { MapEntry.key(of: $0) == key._mapKey }) { fields[i] = entry } else { fields.append(entry) }
@@ -136,8 +140,7 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Sequence {
         guard let owner else { return storage }
         return owner._listFields(column).compactMap { field in
             guard let (key, value) = MapEntry.decode(field) else { return nil }
-            let decoded: Value = value.map { bytes in bytes.withUnsafeBytes { Value._rlmDecode($0) } } ?? Value._rlmDecode(nil)
-            return (Key(_mapKey: key), decoded)
+            return (Key(_mapKey: key), owner._mapValue(value, as: Value.self))
         }
     }
 }
@@ -186,6 +189,14 @@ enum MapEntry {
         return (key, field[tagAt] == 0 ? nil : Array(field[(tagAt + 1)...]))
     }
 
+    /// `entry` with its value set to `nil` (an entry whose object was deleted).
+    static func withNullValue(_ entry: [UInt8]?) -> [UInt8]? {
+        guard let entry, key(of: entry) != nil else { return entry }
+        var out = Array(entry[0..<(2 + (Int(entry[0]) << 8 | Int(entry[1])))])
+        out.append(0)
+        return out
+    }
+
     /// The key (`keys` true) or the value of an entry lent as bytes; a null value has no base
     /// address, as ``ElementField`` reads it.
     static func part(_ entry: UnsafeRawBufferPointer, keys: Bool) -> UnsafeRawBufferPointer {
@@ -220,7 +231,11 @@ extension Map: _PersistableNonOptional {
         if let owner = value.owner, owner === object || (owner._key == object._key && owner._realm === object._realm), value.column == column {
             return
         }
-        let fields: [[UInt8]?] = value.entries().map { MapEntry.encode($0.key._mapKey, $0.value) }
+        let entries = value.entries()
+        if let realm = object._realm {
+            for entry in entries { guard realm.manage(entry.value) else { return } }
+        }
+        let fields: [[UInt8]?] = entries.map { MapEntry.encode($0.key._mapKey, $0.value) }
         object._editListFields(column) { $0 = fields }
     }
 }
@@ -229,14 +244,15 @@ extension Map: ListValue, UnmanagedListContents {
     static var elementType: PropertyType { Value._rlmType }
     static var elementIsOptional: Bool { Value._rlmOptional }
     static var elementTarget: Object.Type? {
-        let target = Value.self as? Object.Type ?? (Value.self as? any LinkValue.Type)?.targetType
-        require(target == nil, "Maps of objects (Map<String, \(Value.self)>) are not supported yet: hold the objects in a List")
-        return nil
+        require(
+            !(Value.self is Object.Type),
+            "A map of objects holds optional objects: declare 'Map<\(Key.self), \(Value.self)?>', as in RealmSwift")
+        return (Value.self as? any LinkValue.Type)?.targetType
     }
     static var isSet: Bool { false }
     static var isMap: Bool { true }
 
-    var objects: [Object] { [] }
+    var objects: [Object] { storage.compactMap { $0.value as? Object } }
 
     func encodedElements() -> [[UInt8]?] { storage.map { MapEntry.encode($0.key._mapKey, $0.value) } }
 }

@@ -102,8 +102,10 @@ extension StoreView {
                     let length = Int(key[0]) << 8 | Int(key[1])
                     let owner = Array(key[2..<(2 + length)])
                     if try owner.withUnsafeBytes({ try transaction.get(table.database.dbi, key: $0) }) == nil { missingOwners += 1 }
-                    if let target = property.objectClassName.flatMap({ byName[$0] }), let element = ListKey.element(value) {
-                        if try transaction.get(target.database.dbi, key: element) == nil { missingTargets += 1 }
+                    if let target = property.objectClassName.flatMap({ byName[$0] }),
+                        let element = list.target(of: ListKey.element(value).map(Array.init))
+                    {
+                        if try element.withUnsafeBytes({ try transaction.get(target.database.dbi, key: $0) }) == nil { missingTargets += 1 }
                         pairs.insert([UInt8(truncatingIfNeeded: element.count >> 8), UInt8(truncatingIfNeeded: element.count)] + Array(element) + owner)
                     }
                     return true

@@ -11,10 +11,30 @@ internal import LMDBKit
 ///
 /// A list of objects also has `references`, a `duplicateSort` database mapping a target's key
 /// to the keys of the owners whose lists hold it, so deleting a target finds the lists to
-/// remove it from without scanning.
+/// remove it from without scanning. A map's elements are its entries (``MapEntry``): for a map
+/// of objects, the references name the targets of their values.
 struct ListDatabases {
     let items: Database
     let references: Database?
+    /// Whether the elements are a map's entries.
+    var isMap = false
+
+    /// The object a stored element of a collection of objects names: the element itself, or
+    /// a map entry's value (`nil` for a null).
+    @inline(__always)
+    func target(of element: [UInt8]?) -> [UInt8]? {
+        guard isMap else { return element }
+        guard let element else { return nil }
+        return element.withUnsafeBytes { entry in
+            let value = MapEntry.part(entry, keys: false)
+            return value.baseAddress == nil ? nil : Array(value)
+        }
+    }
+
+    /// The objects stored elements name, in their order (nulls left out).
+    func targets(of elements: [[UInt8]?]) -> [[UInt8]] {
+        elements.compactMap { target(of: $0) }
+    }
 }
 
 extension Table {
@@ -33,7 +53,7 @@ extension Table {
             let names = listDatabaseNames(className: schema.className, property: property.name)
             guard let items = try open(names.items, false) else { continue }
             let references = property.type == .object ? try open(names.references, true) : nil
-            lists[column] = ListDatabases(items: items, references: references)
+            lists[column] = ListDatabases(items: items, references: references, isMap: property.isMap)
         }
         return lists
     }
@@ -160,12 +180,12 @@ extension WriteSession {
                 if old.isEmpty {
                     // A new list (the usual case of `add`): every target is new. A target held
                     // twice is buffered twice; the flush writes it once.
-                    for case let target? in elements {
+                    for target in list.targets(of: elements) {
                         try target.withUnsafeBytes { try bufferReference(references, target: $0, owner: owner) }
                     }
                 } else {
-                    let before = Set(old.compactMap { $0 })
-                    let after = Set(elements.compactMap { $0 })
+                    let before = Set(list.targets(of: old))
+                    let after = Set(list.targets(of: elements))
                     let gone = before.subtracting(after)
                     // A buffered entry must be written before one is removed.
                     if !gone.isEmpty { try flushIndexEntries() }
@@ -194,8 +214,8 @@ extension WriteSession {
             try ListKey.key(ListKey.prefix(owner), count).withUnsafeBytes { k in
                 try ListKey.value(element).withUnsafeBytes { v in _ = try txn.put(list.items.dbi, key: k, value: v) }
             }
-            if let references = list.references, let element {
-                try bufferReference(references, target: element, owner: owner)
+            if let references = list.references, let target = list.target(of: element.map(Array.init)) {
+                try target.withUnsafeBytes { try bufferReference(references, target: $0, owner: owner) }
             }
             listChanged(owner: ObjectKey(owner), table: table, column: column)
         }
@@ -210,7 +230,8 @@ extension WriteSession {
     }
 
     /// Removes `targets` (objects of `target`, being deleted) from every list of objects that
-    /// holds them: `nil` removes every element of those lists.
+    /// holds them: `nil` removes every element of those lists. In a map the entries stay, their
+    /// values set to `nil`, as in RealmSwift.
     func removeFromLists(_ targets: [ObjectKey]?, of target: Table, sources: [(table: Table, column: Int)]) throws {
         try flushIndexEntries()  // the references are read whole
         let txn = view.transaction
@@ -222,6 +243,13 @@ extension WriteSession {
                 try UnsafeCursor(transaction: txn, dbi: references.dbi).forEach { _, owner in
                     owners.insert(ObjectKey(owner))
                     return true
+                }
+                if list.isMap {
+                    for owner in owners {
+                        let entries = try owner.withBytes { try view.listElements(list, owner: $0) }
+                        try setList(entries.map { MapEntry.withNullValue($0) }, old: entries, of: owner, in: source, column: column)
+                    }
+                    continue
                 }
                 try txn.empty(list.items.dbi)
                 try txn.empty(references.dbi)
@@ -240,7 +268,13 @@ extension WriteSession {
             }
             for owner in owners {
                 let elements = try owner.withBytes { try view.listElements(list, owner: $0) }
-                try setList(elements.filter { $0.map { !removed.contains($0) } ?? true }, of: owner, in: source, column: column)
+                let kept: [[UInt8]?]
+                if list.isMap {
+                    kept = elements.map { entry in list.target(of: entry).map(removed.contains) == true ? MapEntry.withNullValue(entry) : entry }
+                } else {
+                    kept = elements.filter { $0.map { !removed.contains($0) } ?? true }
+                }
+                try setList(kept, old: elements, of: owner, in: source, column: column)
             }
         }
     }

@@ -357,7 +357,7 @@ final class WriteSession {
                 table.checkRecord(record, in: file)
                 for (column, target) in cascade {
                     if let list = table.lists[column] {
-                        for case let element? in try view.listElements(list, owner: key) { doomed.append((target, ObjectKey(element))) }
+                        for element in list.targets(of: try view.listElements(list, owner: key)) { doomed.append((target, ObjectKey(element))) }
                     } else if let field = table.field(record.baseAddress!, size: record.count, column: column, in: file) {
                         doomed.append((target, ObjectKey(field)))
                     }
