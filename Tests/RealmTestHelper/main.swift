@@ -4,6 +4,7 @@
 //     RealmTestHelper read PATH                prints "count=N sum=S" over all Person ids
 //     RealmTestHelper graph PATH               commits graph writes until killed, printing
 //                                              "ack N" after commit N returns
+//     RealmTestHelper rename-team PATH ID NAME sets the name of the graph workload's team ID
 import Foundation
 import LMDBRealm
 
@@ -91,6 +92,23 @@ func runGraphWorkload(path: String) throws -> Never {
 }
 
 let arguments = CommandLine.arguments
+if arguments.count == 5, arguments[1] == "rename-team" {
+    do {
+        let config = Realm.Configuration(
+            fileURL: URL(fileURLWithPath: arguments[2]), objectTypes: [Team.self, Member.self, CommitMark.self, TeamNote.self])
+        let realm = try Realm(configuration: config)
+        guard let team = realm.object(ofType: Team.self, forPrimaryKey: Int(arguments[3])!) else {
+            FileHandle.standardError.write(Data("no team \(arguments[3])\n".utf8))
+            exit(1)
+        }
+        try realm.write { team.name = arguments[4] }
+        print("renamed")
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("\(error)\n".utf8))
+        exit(1)
+    }
+}
 if arguments.count == 3, arguments[1] == "graph" {
     do {
         try runGraphWorkload(path: arguments[2])

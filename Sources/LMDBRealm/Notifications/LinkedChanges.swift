@@ -116,3 +116,127 @@ extension Realm {
         return found
     }
 }
+
+// MARK: - Comparing linked objects between two versions
+
+/// Changes to linked objects found forwards, by comparing versions: for a commit whose change
+/// log is unknown (another process's), the objects reachable from an observed object are read
+/// in both versions. A record on a page both versions share is the same record, so objects
+/// the commit did not touch cost one lookup each. Each object is compared once per depth.
+final class LinkedComparison {
+    private let realm: Realm
+    private let base: StoreView
+    private let view: StoreView
+    private let keyPaths: [String]?
+    private struct Visit: Hashable {
+        let table: ObjectIdentifier
+        let key: ObjectKey
+        let hops: Int
+    }
+    private var known: [Visit: Bool] = [:]
+
+    init(_ realm: Realm, keyPaths: [String]?, from base: StoreView, in view: StoreView) {
+        self.realm = realm
+        self.base = base
+        self.view = view
+        self.keyPaths = keyPaths?.filter(\.isKeyPath)
+    }
+
+    /// The link columns of `table` (a mask) through which the object `key` reaches an object
+    /// that changed: within the depth without key paths, along them with.
+    func columns(of table: Table, key: UnsafeRawBufferPointer) -> UInt64 {
+        guard let keyPaths else { return linkedColumns(of: table, key: key, hops: linkedChangeDepth) }
+        var mask: UInt64 = 0
+        for keyPath in keyPaths {
+            let names = keyPath.split(separator: ".").map(String.init)
+            guard let column = table.schema.properties.firstIndex(where: { $0.name == names[0] }), mask & ChangeLog.bit(column) == 0,
+                let next = target(of: table.schema.properties[column])
+            else { continue }
+            let rest = names.dropFirst()
+            if targets(of: table, column: column, key: key).contains(where: { t in
+                t.withUnsafeBytes { changed(next, key: $0, along: rest) }
+            }) {
+                mask |= ChangeLog.bit(column)
+            }
+        }
+        return mask
+    }
+
+    /// Whether the object `key` of `table` changed, or reaches within the depth an object that
+    /// did (an element of an observed list of objects).
+    func objectChanged(_ table: Table, key: UnsafeRawBufferPointer) -> Bool {
+        changedWithin(table, key: key, hops: linkedChangeDepth)
+    }
+
+    /// Whether the object `key` of `table` changed in the last name of `path`, reached through
+    /// the names before it.
+    private func changed(_ table: Table, key: UnsafeRawBufferPointer, along path: ArraySlice<String>) -> Bool {
+        guard let name = path.first, let column = table.schema.properties.firstIndex(where: { $0.name == name }) else {
+            return false
+        }
+        if path.count == 1 { return differs(table, key: key, columns: ChangeLog.bit(column)) }
+        guard let next = target(of: table.schema.properties[column]) else { return false }
+        return targets(of: table, column: column, key: key).contains { t in
+            t.withUnsafeBytes { changed(next, key: $0, along: path.dropFirst()) }
+        }
+    }
+
+    /// The link columns of `table` through which `key` reaches, within `hops` links, an object
+    /// that changed.
+    private func linkedColumns(of table: Table, key: UnsafeRawBufferPointer, hops: Int) -> UInt64 {
+        var mask: UInt64 = 0
+        for (column, property) in table.schema.properties.enumerated() {
+            guard let next = target(of: property) else { continue }
+            if targets(of: table, column: column, key: key).contains(where: { t in
+                t.withUnsafeBytes { changedWithin(next, key: $0, hops: hops - 1) }
+            }) {
+                mask |= ChangeLog.bit(column)
+            }
+        }
+        return mask
+    }
+
+    /// Whether the object `key` of `table` changed, or reaches within `hops` links one that did.
+    private func changedWithin(_ table: Table, key: UnsafeRawBufferPointer, hops: Int) -> Bool {
+        let visit = Visit(table: ObjectIdentifier(table), key: ObjectKey(key), hops: hops)
+        if let answer = known[visit] { return answer }
+        known[visit] = false  // a cycle back here adds nothing
+        let answer = differs(table, key: key, columns: ChangeLog.allColumns)
+            || (hops > 0 && linkedColumns(of: table, key: key, hops: hops) != 0)
+        known[visit] = answer
+        return answer
+    }
+
+    /// Whether the object's values in `columns` differ between the versions (an object only
+    /// one of them has differs).
+    private func differs(_ table: Table, key: UnsafeRawBufferPointer, columns: UInt64) -> Bool {
+        guard let old = realm.record(of: table, key: key, in: base), let new = realm.record(of: table, key: key, in: view) else {
+            return true
+        }
+        return observedFieldsDiffer(table, old, new, observed: columns, file: realm.file)
+            || listsDiffer(table, owner: key, base, view, columns: columns)
+    }
+
+    /// The keys of the objects the link or collection `column` of the object `key` holds now.
+    private func targets(of table: Table, column: Int, key: UnsafeRawBufferPointer) -> [[UInt8]] {
+        if let list = table.lists[column] {
+            do {
+                return list.targets(of: try view.listElements(list, owner: key))
+            } catch {
+                realm.cannotRead("a list of '\(table.className)'", error)
+            }
+        }
+        guard let record = realm.record(of: table, key: key, in: view),
+            let field = table.field(record.baseAddress!, size: record.count, column: column, in: realm.file)
+        else { return [] }
+        return [Array(field)]
+    }
+
+    /// The table the links of `property` lead to (a to-one link or a collection of objects).
+    private func target(of property: Property) -> Table? {
+        guard property.type == .object, let name = property.objectClassName, let type = ClassInfo.named(name)?.type else {
+            return nil
+        }
+        return realm.bindingForReading(type)?.table
+    }
+}

@@ -312,6 +312,9 @@ final class ResultsObserver<Element: Object>: NotificationObserver {
             newKeys = newEntries.map(\.key)
             let d = CollectionDiff(old: oldEntries.map(\.key), new: newKeys)
             diff = d
+            // Objects whose linked objects changed count as modified too: those are read in
+            // both versions.
+            let linked = table.hasLinks ? LinkedComparison(realm, keyPaths: keyPaths, from: base.view, in: current.view) : nil
             for i in oldEntries.indices {
                 let j = d.keptOldToNew[i]
                 guard j >= 0 else { continue }
@@ -320,7 +323,12 @@ final class ResultsObserver<Element: Object>: NotificationObserver {
                         observedFieldsDiffer(table, old, new, observed: observed, file: realm.file)
                     }
                 }
-                if differ || newKeys[j].withBytes({ listsDiffer(table, owner: $0, base.view, current.view, columns: observedLists) }) {
+                if differ
+                    || newKeys[j].withBytes({ k in
+                        listsDiffer(table, owner: k, base.view, current.view, columns: observedLists)
+                            || (linked?.columns(of: table, key: k) ?? 0) != 0
+                    })
+                {
                     modifications.append(i)
                 }
             }
@@ -391,6 +399,12 @@ final class ObjectObserver<T: Object>: NotificationObserver {
             // A deleted or replaced object counts as touched: every column is a candidate.
             candidates = merged?.columns(of: key) ?? 0
             if candidates == 0 && throughLinks == 0 { return }
+        } else if table.hasLinks {
+            // Another process committed: linked objects are compared between the versions.
+            throughLinks = key.withBytes { k in
+                guard realm.record(of: table, key: k, in: current.view) != nil else { return 0 }
+                return LinkedComparison(realm, keyPaths: keyPaths, from: base.view, in: current.view).columns(of: table, key: k)
+            }
         }
         let observed = columnMask(keyPaths, of: table) & candidates
         let found = key.withBytes { k -> (old: UnsafeRawBufferPointer?, new: UnsafeRawBufferPointer?) in

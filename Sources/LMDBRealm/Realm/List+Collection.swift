@@ -247,12 +247,14 @@ final class ListObserver<Element: _Persistable>: NotificationObserver {
 
     override func advance(_ realm: Realm, from base: Snapshot, to current: Snapshot, logs: [ChangeLog]?, notify: Bool) {
         baseline = current
-        // A commit of this process that touched neither the object nor its list needs no read.
+        // A commit of this process that touched neither the object nor its list, nor (for a
+        // list of objects) modified any object, needs no read.
         if let logs, !logs.contains(where: \.catalogChanged), let binding = realm.bindingForReading(info.type) {
             let stored = binding.isIdentity ? Int(column) : binding.storedColumn(column)
-            guard let merged = MergedChanges(logs, className: binding.table.className),
-                merged.columns(of: key) & ChangeLog.bit(stored) != 0
-            else { return }
+            let touched = MergedChanges(logs, className: binding.table.className).map { $0.columns(of: key) & ChangeLog.bit(stored) != 0 } ?? false
+            let modifiedObjects = binding.table.lists[stored]?.references != nil
+                && logs.contains { $0.tables.values.contains { !$0.modified.isEmpty } }
+            guard touched || modifiedObjects else { return }
         }
         guard let owner = realm.object(withKey: key, of: info.type) else {
             isFinished = true
@@ -262,10 +264,44 @@ final class ListObserver<Element: _Persistable>: NotificationObserver {
             return
         }
         let now = owner._listFields(column)
-        let (deletions, insertions, modifications) = listDifference(previous, now)
+        var (deletions, insertions, modifications) = listDifference(previous, now)
+        modifications = elementModifications(
+            realm, from: base, to: current, now: now, deletions: deletions, insertions: insertions, modifications)
         previous = now
         guard notify, !(deletions.isEmpty && insertions.isEmpty && modifications.isEmpty) else { return }
         callback(.update(List(owner: owner, column: column), deletions: deletions, insertions: insertions, modifications: modifications))
+    }
+}
+
+extension ListObserver {
+    /// `modifications` (positions in the old list) and, in a list of objects, the positions
+    /// of the elements kept in place whose objects changed, or reach within the depth an
+    /// object that did.
+    private func elementModifications(
+        _ realm: Realm, from base: Snapshot, to current: Snapshot, now: [[UInt8]?], deletions: [Int], insertions: [Int],
+        _ modifications: [Int]
+    ) -> [Int] {
+        guard let binding = realm.bindingForReading(info.type) else { return modifications }
+        let stored = binding.isIdentity ? Int(column) : binding.storedColumn(column)
+        let property = binding.table.schema.properties[stored]
+        guard let list = binding.table.lists[stored], list.references != nil,
+            let targetType = property.objectClassName.flatMap(ClassInfo.named)?.type,
+            let target = realm.bindingForReading(targetType)?.table
+        else { return modifications }
+        let comparison = LinkedComparison(realm, keyPaths: nil, from: base.view, in: current.view)
+        // The elements after the run inserted or deleted moved by the difference in length.
+        let shift = now.count - previous.count
+        let movedFrom = insertions.last.map { $0 + 1 } ?? deletions.first ?? Int.max
+        var found = Set(modifications)
+        let inserted = Set(insertions)
+        for (j, element) in now.enumerated() where !inserted.contains(j) {
+            let old = j >= movedFrom ? j - shift : j
+            guard old >= 0, old < previous.count, !found.contains(old), previous[old] == element,
+                let key = list.target(of: element)
+            else { continue }
+            if key.withUnsafeBytes({ comparison.objectChanged(target, key: $0) }) { found.insert(old) }
+        }
+        return found.sorted()
     }
 }
 

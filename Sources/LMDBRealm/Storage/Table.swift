@@ -30,6 +30,8 @@ final class Table: @unchecked Sendable {
     let indexedColumns: [Int]
     /// The databases of each list column (see ``ListDatabases``).
     let lists: [Int: ListDatabases]
+    /// Whether any column links to objects (a to-one link or a collection of objects).
+    let hasLinks: Bool
 
     init(schema: ObjectSchema, database: Database, indexes: [Int: Database] = [:], lists: [Int: ListDatabases] = [:]) {
         self.className = schema.className
@@ -43,6 +45,7 @@ final class Table: @unchecked Sendable {
         self.columnCount = schema.properties.count
         self.primaryKeyColumn = schema.properties.firstIndex { $0.isPrimary }
         self.primaryKeyType = primaryKeyColumn.map { schema.properties[$0].type }
+        self.hasLinks = schema.properties.contains { $0.type == .object }
     }
 
     deinit {
