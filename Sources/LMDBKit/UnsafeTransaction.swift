@@ -43,7 +43,8 @@ package struct UnsafeTransaction {
     }
 
     /// The corresponding LMDB function is `mdb_put`.
-    /// - Returns: `false` if the key exists and `flags` holds `MDB_NOOVERWRITE` or `MDB_NODUPDATA`.
+    /// - Returns: `false` if the key exists and `flags` holds `MDB_NOOVERWRITE` or `MDB_NODUPDATA`,
+    ///   or `flags` holds `MDB_APPEND` and the key does not sort after every key present.
     @discardableResult
     package func put(_ dbi: UInt32, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt32 = 0) throws -> Bool {
         if let poison = state.poison { throw poison }
@@ -51,7 +52,10 @@ package struct UnsafeTransaction {
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
         let rc = lmdb("mdb_put") { mdb_put(handle, MDB_dbi(dbi), &k, &v, flags) }
         if rc == MDB_SUCCESS { return true }
-        if rc == MDB_KEYEXIST && flags & UInt32(MDB_NOOVERWRITE | MDB_NODUPDATA) != 0 { return false }
+        // Refused, with nothing changed and the transaction usable: the key (or pair) exists
+        // under `noOverwrite`/`noDuplicateData`, or the key does not sort after the last one
+        // under `append` (LMDB compares it with the last key before touching any page).
+        if rc == MDB_KEYEXIST && flags & UInt32(MDB_NOOVERWRITE | MDB_NODUPDATA | MDB_APPEND) != 0 { return false }
         try poisoned(rc, "mdb_put")
     }
 

@@ -6,6 +6,7 @@ let profileMapSize = 4 << 30
 /// The operations `--profile` repeats.
 enum ProfiledOperation: String, CaseIterable {
     case insert, scan, get, filter, section, top100, delete, construct
+    case link_insert, follow_links, query_through_link
 
     var summary: String {
         switch self {
@@ -17,6 +18,9 @@ enum ProfiledOperation: String, CaseIterable {
         case .top100: "top100_by_date over one loaded file, repeated for a second per round"
         case .delete: "delete_all, the file loaded again before each round (the load is not timed)"
         case .construct: "creating and filling N unmanaged Articles, no realm"
+        case .link_insert: "the graph workload's link_insert on a fresh file each round"
+        case .follow_links: "the graph workload's follow_links over one loaded file"
+        case .query_through_link: "the graph workload's query_through_link over one loaded file"
         }
     }
 }
@@ -50,7 +54,36 @@ enum ProfiledOperation: String, CaseIterable {
 
     var rates: [Double] = []
     var check = 0
+    /// A fresh graph file for `round`, loaded unless `empty`.
+    func graph(_ round: Int, empty: Bool = false) throws -> (RealmGraphEngine, GraphData) {
+        let sub = directory.appendingPathComponent("graph-\(round)")
+        try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
+        let engine = try RealmGraphEngine(directory: sub)
+        let data = GraphData(n: n)
+        if !empty { try engine.insert(data) }
+        return (engine, data)
+    }
     switch op {
+    case .link_insert:
+        for round in 0..<rounds {
+            let (engine, data) = try graph(round, empty: true)
+            let (s, _) = try timed { try measured { try engine.insert(data) } }
+            rates.append(Double(n) / s)
+        }
+    case .follow_links:
+        let (engine, data) = try graph(0)
+        for _ in 0..<rounds {
+            let (s, sum) = try timed { try measured { try engine.follow(data.lookups) } }
+            rates.append(Double(data.lookups.count) / s)
+            check &+= sum
+        }
+    case .query_through_link:
+        let (engine, data) = try graph(0)
+        for _ in 0..<rounds {
+            let (s, sum) = try timed { try measured { try engine.countByKeyword(data.values) } }
+            rates.append(Double(data.values.count) / s)
+            check &+= sum
+        }
     case .insert:
         for round in 0..<rounds {
             let sub = directory.appendingPathComponent("round-\(round)")
@@ -107,7 +140,8 @@ enum ProfiledOperation: String, CaseIterable {
             check &+= keep.count
         }
     }
-    let unit = op == .top100 || op == .filter || op == .section ? "queries/s" : (op == .get ? "lookups/s" : "objects/s")
+    let unit = op == .top100 || op == .filter || op == .section || op == .query_through_link
+        ? "queries/s" : (op == .get || op == .follow_links ? "lookups/s" : "objects/s")
     print(String(format: "%@ %.0f %@ (median of %d rounds; min %.0f, max %.0f; check %d)",
                  op.rawValue, median(rates), unit, rates.count, rates.min()!, rates.max()!, check))
 }

@@ -163,6 +163,9 @@ extension WriteSession {
                 try key.withUnsafeBytes { _ = try txn.delete(list.items.dbi, key: $0) }
             }
             var value: [UInt8] = []
+            // A list written after every other (a new object's, in key order) is appended:
+            // no search, and full pages. The first refusal ends the attempt.
+            var appending = true
             for position in kept..<elements.count {
                 setPosition(position)
                 value.removeAll(keepingCapacity: true)
@@ -173,7 +176,10 @@ extension WriteSession {
                     value.append(0)
                 }
                 try key.withUnsafeBytes { k in
-                    try value.withUnsafeBytes { v in _ = try txn.put(list.items.dbi, key: k, value: v) }
+                    try value.withUnsafeBytes { v in
+                        if appending { appending = try txn.put(list.items.dbi, key: k, value: v, flags: PutFlags.append.rawValue) }
+                        if !appending { _ = try txn.put(list.items.dbi, key: k, value: v) }
+                    }
                 }
             }
             if let references = list.references {
@@ -212,7 +218,11 @@ extension WriteSession {
             let count = try view.listCount(list, owner: owner)
             let txn = view.transaction
             try ListKey.key(ListKey.prefix(owner), count).withUnsafeBytes { k in
-                try ListKey.value(element).withUnsafeBytes { v in _ = try txn.put(list.items.dbi, key: k, value: v) }
+                try ListKey.value(element).withUnsafeBytes { v in
+                    if try !txn.put(list.items.dbi, key: k, value: v, flags: PutFlags.append.rawValue) {
+                        _ = try txn.put(list.items.dbi, key: k, value: v)
+                    }
+                }
             }
             if let references = list.references, let target = list.target(of: element.map(Array.init)) {
                 try target.withUnsafeBytes { try bufferReference(references, target: $0, owner: owner) }
