@@ -76,6 +76,25 @@ import Testing
         }
     }
 
+    /// `append` with a key that does not sort last is refused, and the transaction goes on.
+    @Test func putWithAppendRefusesAKeyOutOfOrderAndTheTransactionGoesOn() throws {
+        try withTemporaryDirectory { dir in
+            let env = try Environment.open(path: dir.file())
+            let db = try env.createDatabase(named: "t")
+            try env.write { txn in
+                try txn.put(bytes("1"), forKey: bytes("b"), in: db, flags: .append)
+                try txn.put(bytes("2"), forKey: bytes("c"), in: db, flags: .append)
+                #expect(throws: LMDBError.keyExists) { try txn.put(bytes("x"), forKey: bytes("a"), in: db, flags: .append) }
+                #expect(throws: LMDBError.keyExists) { try txn.put(bytes("x"), forKey: bytes("c"), in: db, flags: .append) }
+                try txn.put(bytes("0"), forKey: bytes("a"), in: db)
+                try txn.put(bytes("3"), forKey: bytes("d"), in: db, flags: .append)
+            }
+            #expect(try value(bytes("a"), in: db, of: env) == bytes("0"))
+            #expect(try value(bytes("c"), in: db, of: env) == bytes("2"))
+            #expect(try value(bytes("d"), in: db, of: env) == bytes("3"))
+        }
+    }
+
     @Test func putWithNoOverwriteRefusesAnExistingKey() throws {
         try withTemporaryDirectory { dir in
             let env = try Environment.open(path: dir.file())
