@@ -38,6 +38,19 @@ extension Object {
         readList(column) { view, list, owner in try view.listElements(list, owner: owner) }
     }
 
+    /// The stored bytes of every element of declared list column `column`, in one walk, in
+    /// one buffer.
+    final func _listFieldBytes(_ column: Int32) -> ListFieldBytes {
+        readList(column) { view, list, owner in
+            var fields = ListFieldBytes()
+            try view.forEachListElement(list, owner: owner) { _, element in
+                fields.append(element)
+                return true
+            }
+            return fields
+        }
+    }
+
     final func _listCount(_ column: Int32) -> Int {
         readList(column) { view, list, owner in try view.listCount(list, owner: owner) }
     }
@@ -55,11 +68,14 @@ extension Object {
 
     /// An element from its stored bytes: a value, or the object with that key.
     static func decodeElement<Element: _Persistable>(_ field: [UInt8]?, as: Element.Type, in realm: Realm) -> Element {
-        guard let target = Element.self as? Object.Type else {
-            guard let field else { return Element._rlmDecode(nil) }
-            return field.withUnsafeBytes { Element._rlmDecode($0) }
-        }
-        guard let field, let object = field.withUnsafeBytes({ realm.linkedObject(target, key: $0) }) else {
+        guard let field else { return decodeElement(nil as UnsafeRawBufferPointer?, as: Element.self, in: realm) }
+        return field.withUnsafeBytes { decodeElement($0, as: Element.self, in: realm) }
+    }
+
+    /// An element from its stored bytes, lent: a value, or the object with that key.
+    static func decodeElement<Element: _Persistable>(_ field: UnsafeRawBufferPointer?, as: Element.Type, in realm: Realm) -> Element {
+        guard let target = Element.self as? Object.Type else { return Element._rlmDecode(field) }
+        guard let field, let object = realm.linkedObject(target, key: field) else {
             fatalError("A list of '\(target.className())' holds an object that is gone")
         }
         return object as! Element

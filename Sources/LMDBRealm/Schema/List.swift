@@ -65,23 +65,23 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
     /// read in one walk (an object's accessor is made as it is reached).
     public func makeIterator() -> Iterator {
         guard let owner else { return Iterator(unmanaged: storage) }
-        return Iterator(owner: owner, fields: owner._listFields(column))
+        return Iterator(owner: owner, fields: owner._listFieldBytes(column))
     }
 
     /// The iterator of a `List`.
     public struct Iterator: IteratorProtocol {
         private var unmanaged: IndexingIterator<[Element]>?
         private let owner: Object?
-        private let fields: [[UInt8]?]
+        private let fields: ListFieldBytes
         private var index = 0
 
         init(unmanaged: [Element]) {
             self.unmanaged = unmanaged.makeIterator()
             owner = nil
-            fields = []
+            fields = ListFieldBytes()
         }
 
-        init(owner: Object, fields: [[UInt8]?]) {
+        init(owner: Object, fields: ListFieldBytes) {
             self.owner = owner
             self.fields = fields
         }
@@ -90,7 +90,7 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
             if unmanaged != nil { return unmanaged!.next() }
             guard index < fields.count, let realm = owner?._realm else { return nil }
             defer { index += 1 }
-            return Object.decodeElement(fields[index], as: Element.self, in: realm)
+            return fields.withElement(index) { Object.decodeElement($0, as: Element.self, in: realm) }
         }
     }
 
@@ -288,5 +288,38 @@ extension List: ListValue, UnmanagedListContents {
 
     func encodedElements() -> [[UInt8]?] {
         storage.map { $0._rlmWithBytes { $0.map(Array.init) } }
+    }
+}
+
+/// The stored bytes of a list's elements, copied in one walk into one buffer: two allocations
+/// for the whole list rather than one per element.
+struct ListFieldBytes {
+    private var bytes: [UInt8] = []
+    /// Each element's end in `bytes`, negated (minus one) for a null.
+    private var ends: [Int] = []
+
+    var count: Int { ends.count }
+
+    mutating func append(_ element: UnsafeRawBufferPointer?) {
+        // Room for a short list at once: growing by doubling costs more than the bytes.
+        if ends.capacity == 0 {
+            ends.reserveCapacity(16)
+            bytes.reserveCapacity(256)
+        }
+        guard let element else {
+            ends.append(-bytes.count - 1)
+            return
+        }
+        bytes.append(contentsOf: element)
+        ends.append(bytes.count)
+    }
+
+    /// Lends `body` element `i` (`nil` for a null).
+    func withElement<R>(_ i: Int, _ body: (UnsafeRawBufferPointer?) -> R) -> R {
+        let end = ends[i]
+        guard end >= 0 else { return body(nil) }
+        let previous = i == 0 ? 0 : ends[i - 1]
+        let start = previous >= 0 ? previous : -previous - 1
+        return bytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[start..<end])) }
     }
 }

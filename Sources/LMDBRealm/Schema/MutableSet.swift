@@ -59,7 +59,7 @@ public final class MutableSet<Element: _Persistable>: RandomAccessCollection {
     /// The elements as they are when iteration begins, read in one walk.
     public func makeIterator() -> List<Element>.Iterator {
         guard let owner else { return List<Element>.Iterator(unmanaged: storage) }
-        return List<Element>.Iterator(owner: owner, fields: owner._listFields(column))
+        return List<Element>.Iterator(owner: owner, fields: owner._listFieldBytes(column))
     }
 
     /// Whether the set holds `element` (an object: the same stored object).

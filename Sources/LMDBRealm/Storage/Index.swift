@@ -98,18 +98,27 @@ extension StoreView {
                 var pairs = Set<[UInt8]>()
                 var missingTargets = 0
                 var missingOwners = 0
-                try UnsafeCursor(transaction: transaction, dbi: list.items.dbi).forEach { key, value in
-                    let length = Int(key[0]) << 8 | Int(key[1])
-                    let owner = Array(key[2..<(2 + length)])
-                    if try owner.withUnsafeBytes({ try transaction.get(table.database.dbi, key: $0) }) == nil { missingOwners += 1 }
-                    if let target = property.objectClassName.flatMap({ byName[$0] }),
-                        let element = list.target(of: ListKey.element(value).map(Array.init))
-                    {
+                var malformed = 0
+                try UnsafeCursor(transaction: transaction, dbi: list.items.dbi).forEach { key, chunk in
+                    guard let ownerKey = ListKey.owner(of: key) else {
+                        malformed += 1
+                        return true
+                    }
+                    let owner = Array(ownerKey)
+                    if try transaction.get(table.database.dbi, key: ownerKey) == nil { missingOwners += 1 }
+                    guard let target = property.objectClassName.flatMap({ byName[$0] }) else { return true }
+                    var elements: [[UInt8]] = []
+                    ListChunk.forEach(chunk) { _, element in
+                        if let element = list.target(of: element.map(Array.init)) { elements.append(element) }
+                        return true
+                    }
+                    for element in elements {
                         if try element.withUnsafeBytes({ try transaction.get(target.database.dbi, key: $0) }) == nil { missingTargets += 1 }
-                        pairs.insert([UInt8(truncatingIfNeeded: element.count >> 8), UInt8(truncatingIfNeeded: element.count)] + Array(element) + owner)
+                        pairs.insert([UInt8(truncatingIfNeeded: element.count >> 8), UInt8(truncatingIfNeeded: element.count)] + element + owner)
                     }
                     return true
                 }
+                if malformed > 0 { problems.append("\(name): \(malformed) list chunk(s) under keys that name no object") }
                 if missingOwners > 0 { problems.append("\(name): \(missingOwners) list element(s) of objects that are gone") }
                 if missingTargets > 0 { problems.append("\(name): \(missingTargets) list element(s) naming objects that are gone") }
                 guard let references = list.references else { continue }

@@ -2,12 +2,14 @@ internal import LMDBKit
 
 /// The databases of one list property (`List<T>`).
 ///
-/// Layout: `items` maps *(owner, position)* to one element — the key is the owner's object key
-/// prefixed by its length (two bytes, big-endian) and followed by the position (four bytes,
-/// big-endian), so an owner's elements are contiguous and in order; the value is a tag byte (0
-/// for `nil`, 1 for a value) and the element's field bytes (an object's key for a list of
-/// objects). Count, read by index and append are one B-tree descent each; inserting or
-/// removing in the middle moves the elements after it.
+/// Layout: `items` maps *(owner, first position)* to a chunk of consecutive elements
+/// (``ListChunk``) — the key is the owner's object key prefixed by its length (two bytes,
+/// big-endian) and followed by the position of the chunk's first element (four bytes,
+/// big-endian), so an owner's chunks are contiguous and in order. An element is a tag (`nil` or
+/// a value) and the value's field bytes (an object's key for a list of objects). Count, read by
+/// index and append are one B-tree descent each (and a walk of one chunk); a short list is one
+/// value, read and written at once. Inserting or removing in the middle rewrites the chunks
+/// from there on.
 ///
 /// A list of objects also has `references`, a `duplicateSort` database mapping a target's key
 /// to the keys of the owners whose lists hold it, so deleting a target finds the lists to
@@ -59,50 +61,135 @@ extension Table {
     }
 }
 
-/// Keys of list elements.
+/// Keys of list chunks.
 enum ListKey {
-    /// The prefix every element of `owner`'s list has.
+    /// The prefix every chunk of `owner`'s list has.
     static func prefix(_ owner: UnsafeRawBufferPointer) -> [UInt8] {
         var out: [UInt8] = [UInt8(truncatingIfNeeded: owner.count >> 8), UInt8(truncatingIfNeeded: owner.count)]
         out.append(contentsOf: owner)
         return out
     }
 
-    /// The key of element `position` of the list whose prefix is `prefix`.
+    /// The key of the chunk starting at element `position` of the list whose prefix is `prefix`.
     static func key(_ prefix: [UInt8], _ position: Int) -> [UInt8] {
         var out = prefix
-        withUnsafeBytes(of: UInt32(position).bigEndian) { out.append(contentsOf: $0) }
+        withUnsafeBytes(of: UInt32(truncatingIfNeeded: position).bigEndian) { out.append(contentsOf: $0) }
         return out
     }
 
-    /// The position a key of the list with prefix `prefix` holds, or `nil` for another list.
+    /// The first position of a chunk key of the list with prefix `prefix`, or `nil` for another
+    /// list.
     static func position(_ key: UnsafeRawBufferPointer, prefix: [UInt8]) -> Int? {
         guard key.count == prefix.count + 4, key.starts(with: prefix) else { return nil }
         return Int(UInt32(bigEndian: key.loadUnaligned(fromByteOffset: prefix.count, as: UInt32.self)))
     }
 
-    /// The stored form of an element: a tag byte, then its field bytes.
-    static func value(_ element: UnsafeRawBufferPointer?) -> [UInt8] {
-        guard let element else { return [0] }
-        return [1] + Array(element)
+    /// The owner's key in a chunk key, or `nil` for bytes that are not one.
+    static func owner(of key: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        guard key.count >= 2 else { return nil }
+        let n = Int(key[0]) << 8 | Int(key[1])
+        guard key.count == 2 + n + 4 else { return nil }
+        return UnsafeRawBufferPointer(rebasing: key[2..<(2 + n)])
+    }
+}
+
+/// A run of consecutive elements of one list, stored as one value: the number of elements (two
+/// bytes, big-endian), then each element as a tag byte (0 for `nil`, 1 for a value) and, for a
+/// value, its length (LEB128) and field bytes. A chunk is closed once it holds
+/// ``maximumCount`` elements or ``closingSize`` bytes.
+enum ListChunk {
+    static let maximumCount = 64
+    static let closingSize = 1024
+
+    /// The number of elements `chunk` holds.
+    static func count(_ chunk: UnsafeRawBufferPointer) -> Int {
+        chunk.count >= 2 ? Int(chunk[0]) << 8 | Int(chunk[1]) : 0
     }
 
-    /// The field bytes of a stored element (`nil` for a null).
-    static func element(_ value: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
-        guard value.first == 1 else { return nil }
-        return UnsafeRawBufferPointer(rebasing: value[1...])
+    /// Whether `chunk` takes another element.
+    static func hasRoom(_ chunk: UnsafeRawBufferPointer) -> Bool {
+        count(chunk) < maximumCount && chunk.count < closingSize
+    }
+
+    /// Calls `body` with each element of `chunk` (`nil` for a null; a value's bytes lie in the
+    /// chunk) until it returns false. Bytes read from the file are checked, not trusted: the
+    /// walk ends where the chunk stops making sense.
+    /// - Returns: false if `body` stopped the walk.
+    @discardableResult
+    static func forEach(_ chunk: UnsafeRawBufferPointer, _ body: (_ index: Int, _ element: UnsafeRawBufferPointer?) -> Bool) -> Bool {
+        let n = count(chunk)
+        var at = 2
+        for i in 0..<n {
+            guard at < chunk.count else { return true }
+            let tag = chunk[at]
+            at += 1
+            guard tag == 1 else {
+                if !body(i, nil) { return false }
+                continue
+            }
+            var length = 0
+            var shift = 0
+            while at < chunk.count, shift < 35 {
+                let b = chunk[at]
+                at += 1
+                length |= Int(b & 0x7F) << shift
+                shift += 7
+                if b & 0x80 == 0 { break }
+            }
+            guard length <= chunk.count - at else { return true }
+            if !body(i, UnsafeRawBufferPointer(start: chunk.baseAddress! + at, count: length)) { return false }
+            at += length
+        }
+        return true
+    }
+
+    /// Appends `element` to `chunk` (a chunk's bytes, its count included).
+    static func append(_ element: UnsafeRawBufferPointer?, to chunk: inout [UInt8]) {
+        if chunk.isEmpty { chunk = [0, 0] }
+        let n = (Int(chunk[0]) << 8 | Int(chunk[1])) + 1
+        chunk[0] = UInt8(truncatingIfNeeded: n >> 8)
+        chunk[1] = UInt8(truncatingIfNeeded: n)
+        guard let element else {
+            chunk.append(0)
+            return
+        }
+        chunk.append(1)
+        var length = element.count
+        repeat {
+            let low = UInt8(length & 0x7F)
+            length >>= 7
+            chunk.append(length == 0 ? low : low | 0x80)
+        } while length != 0
+        chunk.append(contentsOf: element)
     }
 }
 
 extension StoreView {
-    /// The number of elements of `owner`'s list: one descent to its last element.
-    func listCount(_ list: ListDatabases, owner: UnsafeRawBufferPointer) throws -> Int {
-        let prefix = ListKey.prefix(owner)
-        let cursor = try UnsafeCursor(transaction: transaction, dbi: list.items.dbi)
+    /// The last chunk of the list with prefix `prefix`, and its first position: one descent.
+    fileprivate func lastChunk(_ cursor: borrowing UnsafeCursor, prefix: [UInt8]) throws -> (first: Int, chunk: UnsafeRawBufferPointer)? {
         let beyond = ListKey.key(prefix, Int(UInt32.max))
         let last = try beyond.withUnsafeBytes { try cursor.seek(atLeast: $0) } != nil ? try cursor.previous() : try cursor.last()
-        guard let last, let position = ListKey.position(last.key, prefix: prefix) else { return 0 }
-        return position + 1
+        guard let last, let first = ListKey.position(last.key, prefix: prefix) else { return nil }
+        return (first, last.value)
+    }
+
+    /// The chunk holding element `position` of the list with prefix `prefix`, and its first
+    /// position: one descent.
+    fileprivate func chunk(_ cursor: borrowing UnsafeCursor, prefix: [UInt8], holding position: Int) throws
+        -> (first: Int, chunk: UnsafeRawBufferPointer)?
+    {
+        guard position >= 0, position < Int(UInt32.max) else { return nil }
+        let after = ListKey.key(prefix, position + 1)
+        let found = try after.withUnsafeBytes { try cursor.seek(atLeast: $0) } != nil ? try cursor.previous() : try cursor.last()
+        guard let found, let first = ListKey.position(found.key, prefix: prefix), first <= position else { return nil }
+        return (first, found.value)
+    }
+
+    /// The number of elements of `owner`'s list: one descent to its last chunk.
+    func listCount(_ list: ListDatabases, owner: UnsafeRawBufferPointer) throws -> Int {
+        let cursor = try UnsafeCursor(transaction: transaction, dbi: list.items.dbi)
+        guard let last = try lastChunk(cursor, prefix: ListKey.prefix(owner)) else { return 0 }
+        return last.first + ListChunk.count(last.chunk)
     }
 
     /// Lends `body` element `index` of `owner`'s list (`nil` for a null element).
@@ -110,9 +197,15 @@ extension StoreView {
     func withListElement<R>(
         _ list: ListDatabases, owner: UnsafeRawBufferPointer, at index: Int, _ body: (UnsafeRawBufferPointer?) -> R
     ) throws -> R? {
-        let key = ListKey.key(ListKey.prefix(owner), index)
-        guard let value = try key.withUnsafeBytes({ try transaction.get(list.items.dbi, key: $0) }) else { return nil }
-        return body(ListKey.element(value))
+        let cursor = try UnsafeCursor(transaction: transaction, dbi: list.items.dbi)
+        guard let found = try chunk(cursor, prefix: ListKey.prefix(owner), holding: index) else { return nil }
+        var result: R?
+        ListChunk.forEach(found.chunk) { i, element in
+            guard found.first + i == index else { return true }
+            result = body(element)
+            return false
+        }
+        return result
     }
 
     /// Calls `body` with each element of `owner`'s list, in order, until it returns false.
@@ -122,8 +215,8 @@ extension StoreView {
         let prefix = ListKey.prefix(owner)
         let cursor = try UnsafeCursor(transaction: transaction, dbi: list.items.dbi)
         var entry = try ListKey.key(prefix, 0).withUnsafeBytes { try cursor.seek(atLeast: $0) }
-        while let e = entry, let position = ListKey.position(e.key, prefix: prefix) {
-            guard body(position, ListKey.element(e.value)) else { return }
+        while let e = entry, let first = ListKey.position(e.key, prefix: prefix) {
+            guard ListChunk.forEach(e.value, { i, element in body(first + i, element) }) else { return }
             entry = try cursor.next()
         }
     }
@@ -141,8 +234,8 @@ extension StoreView {
 
 extension WriteSession {
     /// Replaces `owner`'s list in `table`'s list `column` with `elements`; `old`, if the caller
-    /// has read them, are the elements stored now. Only the positions from the first that
-    /// differs are rewritten.
+    /// has read them, are the elements stored now. Only the chunks from the one holding the
+    /// first element that differs are rewritten.
     func setList(_ elements: [[UInt8]?], old: [[UInt8]?]? = nil, of owner: ObjectKey, in table: Table, column: Int) throws {
         let list = table.lists[column]!
         try owner.withBytes { owner in
@@ -150,38 +243,47 @@ extension WriteSession {
             let kept = zip(old, elements).prefix { $0 == $1 }.count
             guard kept < max(old.count, elements.count) else { return }
             let txn = view.transaction
-            // One key buffer, its position rewritten in place; one value buffer.
-            var key = ListKey.key(ListKey.prefix(owner), 0)
-            let positionAt = key.count - 4
-            func setPosition(_ position: Int) {
-                withUnsafeBytes(of: UInt32(position).bigEndian) { p in
-                    for i in 0..<4 { key[positionAt + i] = p[i] }
+            let prefix = ListKey.prefix(owner)
+            // The chunk holding the first change (the last chunk, when elements are only added)
+            // and every chunk after it go; the elements from its start are written anew.
+            var start = 0
+            if !old.isEmpty {
+                let cursor = try UnsafeCursor(transaction: txn, dbi: list.items.dbi)
+                start = try view.chunk(cursor, prefix: prefix, holding: min(kept, old.count - 1))?.first ?? 0
+                var doomed: [[UInt8]] = []
+                var entry = try ListKey.key(prefix, start).withUnsafeBytes { try cursor.seek(atLeast: $0) }
+                while let e = entry, ListKey.position(e.key, prefix: prefix) != nil {
+                    doomed.append(Array(e.key))
+                    entry = try cursor.next()
                 }
+                for key in doomed { try key.withUnsafeBytes { _ = try txn.delete(list.items.dbi, key: $0) } }
             }
-            for position in stride(from: old.count - 1, through: kept, by: -1) {
-                setPosition(position)
-                try key.withUnsafeBytes { _ = try txn.delete(list.items.dbi, key: $0) }
-            }
-            var value: [UInt8] = []
-            // A list written after every other (a new object's, in key order) is appended:
-            // no search, and full pages. The first refusal ends the attempt.
+            // A list written after every other (a new object's, in key order) is appended: no
+            // search, and full pages. The first refusal ends the attempt.
             var appending = true
-            for position in kept..<elements.count {
-                setPosition(position)
-                value.removeAll(keepingCapacity: true)
-                if let element = elements[position] {
-                    value.append(1)
-                    value.append(contentsOf: element)
-                } else {
-                    value.append(0)
-                }
-                try key.withUnsafeBytes { k in
-                    try value.withUnsafeBytes { v in
+            var chunk: [UInt8] = []
+            var first = start
+            func store() throws {
+                try ListKey.key(prefix, first).withUnsafeBytes { k in
+                    try chunk.withUnsafeBytes { v in
                         if appending { appending = try txn.put(list.items.dbi, key: k, value: v, flags: PutFlags.append.rawValue) }
                         if !appending { _ = try txn.put(list.items.dbi, key: k, value: v) }
                     }
                 }
             }
+            for position in start..<elements.count {
+                if let element = elements[position] {
+                    element.withUnsafeBytes { ListChunk.append($0, to: &chunk) }
+                } else {
+                    ListChunk.append(nil, to: &chunk)
+                }
+                if !chunk.withUnsafeBytes(ListChunk.hasRoom) {
+                    try store()
+                    chunk.removeAll(keepingCapacity: true)
+                    first = position + 1
+                }
+            }
+            if !chunk.isEmpty { try store() }
             if let references = list.references {
                 if old.isEmpty {
                     // A new list (the usual case of `add`): every target is new. A target held
@@ -211,14 +313,26 @@ extension WriteSession {
         }
     }
 
-    /// Appends `element` to `owner`'s list: one descent to find its end, one to store it.
+    /// Appends `element` to `owner`'s list: one descent to its last chunk, one to store it.
     func appendToList(_ element: UnsafeRawBufferPointer?, of owner: ObjectKey, in table: Table, column: Int) throws {
         let list = table.lists[column]!
         try owner.withBytes { owner in
-            let count = try view.listCount(list, owner: owner)
             let txn = view.transaction
-            try ListKey.key(ListKey.prefix(owner), count).withUnsafeBytes { k in
-                try ListKey.value(element).withUnsafeBytes { v in
+            let prefix = ListKey.prefix(owner)
+            let cursor = try UnsafeCursor(transaction: txn, dbi: list.items.dbi)
+            var chunk: [UInt8] = []
+            var first = 0
+            if let last = try view.lastChunk(cursor, prefix: prefix) {
+                if ListChunk.hasRoom(last.chunk) {
+                    chunk = Array(last.chunk)  // copied: the put below replaces the page it lies in
+                    first = last.first
+                } else {
+                    first = last.first + ListChunk.count(last.chunk)
+                }
+            }
+            ListChunk.append(element, to: &chunk)
+            try ListKey.key(prefix, first).withUnsafeBytes { k in
+                try chunk.withUnsafeBytes { v in
                     if try !txn.put(list.items.dbi, key: k, value: v, flags: PutFlags.append.rawValue) {
                         _ = try txn.put(list.items.dbi, key: k, value: v)
                     }

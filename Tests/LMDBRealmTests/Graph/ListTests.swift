@@ -228,6 +228,68 @@ private func tag(_ value: String, _ weight: Int = 0) -> Tag {
         }
     }
 
+    /// Lists are stored in chunks (up to 64 elements or about 1 KiB each): random appends,
+    /// inserts, removals and replacements of values of every size, nulls and empty strings
+    /// among them, keep a long list equal to a Swift array, read whole and by index.
+    @Test func chunkedListsMatchSwiftArraysAcrossChunkBoundaries() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: listConfiguration(dir))
+            let post = makePost(3)
+            try realm.write { try realm.add(post) }
+            var model: [String?] = []
+            var rng = SeededGenerator(state: 23)
+            func value() -> String? {
+                switch Int.random(in: 0..<10, using: &rng) {
+                case 0: return nil
+                case 1: return ""
+                case 2: return String(repeating: "x", count: Int.random(in: 200...1500, using: &rng))
+                default: return "v\(Int.random(in: 0..<1000, using: &rng))"
+                }
+            }
+            for step in 0..<400 {
+                try realm.write {
+                    switch Int.random(in: 0..<10, using: &rng) {
+                    case 0...3:
+                        let v = value()
+                        post.labels.append(v)
+                        model.append(v)
+                    case 4:
+                        let more = (0..<Int.random(in: 1...80, using: &rng)).map { _ in value() }
+                        post.labels.append(objectsIn: more)
+                        model.append(contentsOf: more)
+                    case 5:
+                        let i = Int.random(in: 0...model.count, using: &rng)
+                        let v = value()
+                        post.labels.insert(v, at: i)
+                        model.insert(v, at: i)
+                    case 6...7 where !model.isEmpty:
+                        let i = Int.random(in: 0..<model.count, using: &rng)
+                        post.labels.remove(at: i)
+                        model.remove(at: i)
+                    case 8 where !model.isEmpty:
+                        let i = Int.random(in: 0..<model.count, using: &rng)
+                        let v = value()
+                        post.labels[i] = v
+                        model[i] = v
+                    default:
+                        if step % 97 == 96 {
+                            post.labels.removeAll()
+                            model.removeAll()
+                        }
+                    }
+                }
+                #expect(post.labels.count == model.count, "step \(step)")
+                if !model.isEmpty {
+                    let i = Int.random(in: 0..<model.count, using: &rng)
+                    #expect(post.labels[i] == model[i], "step \(step) index \(i)")
+                }
+                if step % 20 == 19 { #expect(Array(post.labels) == model, "step \(step)") }
+            }
+            #expect(Array(post.labels) == model)
+            #expect(realm.indexProblems() == [])
+        }
+    }
+
     @Test func aLongListCountsReadsAndAppendsWithoutWalkingIt() throws {
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: listConfiguration(dir))
