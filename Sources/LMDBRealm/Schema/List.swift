@@ -287,7 +287,9 @@ extension List: ListValue, UnmanagedListContents {
     }
 
     func encodedElements() -> [[UInt8]?] {
-        storage.map { $0._rlmWithBytes { $0.map(Array.init) } }
+        // Objects are read directly: their keys, without a generic call per element.
+        if Element.self is Object.Type { return objects.map { $0._realm == nil ? nil : $0._key.withBytes { Array($0) } } }
+        return storage.map { $0._rlmWithBytes { $0.map(Array.init) } }
     }
 }
 

@@ -145,22 +145,33 @@ enum ListChunk {
 
     /// Appends `element` to `chunk` (a chunk's bytes, its count included).
     static func append(_ element: UnsafeRawBufferPointer?, to chunk: inout [UInt8]) {
+        appendHeader(element?.count, to: &chunk)
+        if let element { chunk.append(contentsOf: element) }
+    }
+
+    /// Appends `element` to `chunk`, from an array (copied at once).
+    static func append(_ element: [UInt8]?, to chunk: inout [UInt8]) {
+        appendHeader(element?.count, to: &chunk)
+        if let element { chunk.append(contentsOf: element) }
+    }
+
+    /// Counts one more element in `chunk` and appends its tag and length (`nil` for a null).
+    @inline(__always)
+    private static func appendHeader(_ count: Int?, to chunk: inout [UInt8]) {
         if chunk.isEmpty { chunk = [0, 0] }
         let n = (Int(chunk[0]) << 8 | Int(chunk[1])) + 1
         chunk[0] = UInt8(truncatingIfNeeded: n >> 8)
         chunk[1] = UInt8(truncatingIfNeeded: n)
-        guard let element else {
+        guard var length = count else {
             chunk.append(0)
             return
         }
         chunk.append(1)
-        var length = element.count
         repeat {
             let low = UInt8(length & 0x7F)
             length >>= 7
             chunk.append(length == 0 ? low : low | 0x80)
         } while length != 0
-        chunk.append(contentsOf: element)
     }
 }
 
@@ -272,11 +283,7 @@ extension WriteSession {
                 }
             }
             for position in start..<elements.count {
-                if let element = elements[position] {
-                    element.withUnsafeBytes { ListChunk.append($0, to: &chunk) }
-                } else {
-                    ListChunk.append(nil, to: &chunk)
-                }
+                ListChunk.append(elements[position], to: &chunk)
                 if !chunk.withUnsafeBytes(ListChunk.hasRoom) {
                     try store()
                     chunk.removeAll(keepingCapacity: true)
