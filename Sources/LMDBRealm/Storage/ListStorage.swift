@@ -77,6 +77,27 @@ enum ListKey {
         return out
     }
 
+    /// The key of the chunk starting at element `position` of `owner`'s list, built at once.
+    static func key(owner: UnsafeRawBufferPointer, _ position: Int) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: owner.count + 6) { out, count in
+            out[0] = UInt8(truncatingIfNeeded: owner.count >> 8)
+            out[1] = UInt8(truncatingIfNeeded: owner.count)
+            UnsafeMutableRawBufferPointer(out).baseAddress!.advanced(by: 2).copyMemory(from: owner.baseAddress!, byteCount: owner.count)
+            withUnsafeBytes(of: UInt32(truncatingIfNeeded: position).bigEndian) { p in
+                for i in 0..<4 { out[2 + owner.count + i] = p[i] }
+            }
+            count = owner.count + 6
+        }
+    }
+
+    /// The first position of a chunk key of the same list as the chunk key `other`, or `nil`
+    /// for another list.
+    static func position(_ key: UnsafeRawBufferPointer, sameListAs other: [UInt8]) -> Int? {
+        guard key.count == other.count, other.withUnsafeBytes({ ByteOrder.equal(UnsafeRawBufferPointer(rebasing: key.prefix(other.count - 4)), UnsafeRawBufferPointer(rebasing: $0.prefix(other.count - 4))) })
+        else { return nil }
+        return Int(UInt32(bigEndian: key.loadUnaligned(fromByteOffset: other.count - 4, as: UInt32.self)))
+    }
+
     /// The first position of a chunk key of the list with prefix `prefix`, or `nil` for another
     /// list.
     static func position(_ key: UnsafeRawBufferPointer, prefix: [UInt8]) -> Int? {
@@ -223,10 +244,10 @@ extension StoreView {
     func forEachListElement(
         _ list: ListDatabases, owner: UnsafeRawBufferPointer, _ body: (_ position: Int, _ element: UnsafeRawBufferPointer?) -> Bool
     ) throws {
-        let prefix = ListKey.prefix(owner)
+        let start = ListKey.key(owner: owner, 0)
         let cursor = try UnsafeCursor(transaction: transaction, dbi: list.items.dbi)
-        var entry = try ListKey.key(prefix, 0).withUnsafeBytes { try cursor.seek(atLeast: $0) }
-        while let e = entry, let first = ListKey.position(e.key, prefix: prefix) {
+        var entry = try start.withUnsafeBytes { try cursor.seek(atLeast: $0) }
+        while let e = entry, let first = ListKey.position(e.key, sameListAs: start) {
             guard ListChunk.forEach(e.value, { i, element in body(first + i, element) }) else { return }
             entry = try cursor.next()
         }
