@@ -58,4 +58,6 @@ public struct PutFlags: OptionSet, Sendable, Hashable {
     public static let append = PutFlags(rawValue: UInt32(MDB_APPEND))
     /// `MDB_APPENDDUP`: as `append`, for the values of a `duplicateSort` key.
     public static let appendDuplicate = PutFlags(rawValue: UInt32(MDB_APPENDDUP))
+    /// `MDB_CURRENT`: with a cursor's put, replace the entry under the cursor (same key).
+    public static let current = PutFlags(rawValue: UInt32(MDB_CURRENT))
 }

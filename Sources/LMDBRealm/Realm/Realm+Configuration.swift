@@ -24,9 +24,20 @@ extension Realm {
         /// Open the file read-only: it must exist, and writing stops the process.
         public var readOnly: Bool = false
 
-        /// The version of the model classes. Stored for migrations, which a later release adds;
-        /// today a changed class throws ``RealmError/Code/schemaMismatch`` whatever the version.
+        /// The version of the model classes, stored in the file. Opening a file of an older
+        /// version migrates it: the model's changes to its classes are applied, then
+        /// ``migrationBlock`` runs, all in one write. A changed class at the same version
+        /// throws ``RealmError/Code/schemaMismatch``; so does a version older than the file's.
         public var schemaVersion: UInt64 = 0
+
+        /// Runs when a file of an older ``schemaVersion`` opens, after the model's changes are
+        /// applied and before the migration commits: it can read every object as it was and
+        /// set its new values (see ``Migration``). A throw leaves the file as it was.
+        public var migrationBlock: MigrationBlock?
+
+        /// Instead of migrating, delete a file whose schema differs from the model (or whose
+        /// version is newer) and start afresh: for caches whose data can be fetched again.
+        public var deleteRealmIfMigrationNeeded = false
 
         /// The largest the file may grow, in bytes. Writing past it throws
         /// ``RealmError/Code/mapFull``. LMDBRealm reserves this much address space (not disk)
@@ -55,12 +66,14 @@ extension Realm {
 
         /// A configuration for the file at `fileURL`.
         public init(
-            fileURL: URL? = nil, readOnly: Bool = false, schemaVersion: UInt64 = 0,
-            objectTypes: [Object.Type]? = nil
+            fileURL: URL? = nil, readOnly: Bool = false, schemaVersion: UInt64 = 0, migrationBlock: MigrationBlock? = nil,
+            deleteRealmIfMigrationNeeded: Bool = false, objectTypes: [Object.Type]? = nil
         ) {
             self.fileURL = fileURL
             self.readOnly = readOnly
             self.schemaVersion = schemaVersion
+            self.migrationBlock = migrationBlock
+            self.deleteRealmIfMigrationNeeded = deleteRealmIfMigrationNeeded
             self.objectTypes = objectTypes
         }
 

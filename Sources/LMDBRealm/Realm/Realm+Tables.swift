@@ -44,6 +44,7 @@ extension Realm {
             guard let session else { fatalError("not in a write transaction") }
             do {
                 table = try session.createTable(info.schema)
+                try session.storeSwiftTypeName(of: info)
             } catch {
                 throw Realm.Error(error, url: file.url, doing: "Cannot add class '\(name)' to")
             }

@@ -127,7 +127,7 @@ public final class Realm {
         self.confinement = confinement
         isFrozen = false
         frozenLock = nil
-        let file = try StoreFile.open(StoreFile.Options(configuration)) { CommitHub(file: $0) }
+        let file = try Realm.openFile(configuration)
         self.file = file
         let url = file.url
         do {
@@ -139,6 +139,7 @@ public final class Realm {
             throw Realm.Error(error, url: url, doing: "Unable to read the realm at path")
         }
         try checkActiveVersions()
+        try migrateIfNeeded()
         if let types = configuration.objectTypes {
             try checkSchema(types)
         }

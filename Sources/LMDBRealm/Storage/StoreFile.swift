@@ -48,6 +48,14 @@ final class StoreFile: @unchecked Sendable {
     // nonisolated(unsafe): `registry` is only read or written while `registryLock` is held.
     private struct Weak { weak var file: StoreFile? }
 
+    /// The file at `url` if this process has it open, whatever options it was opened with.
+    static func loaded(at url: URL) -> StoreFile? {
+        let path = url.resolvingSymlinksInPath().path
+        return registryLock.withLock {
+            registry.values.lazy.compactMap(\.file).first { $0.url.resolvingSymlinksInPath().path == path }
+        }
+    }
+
     /// What opening a file needs: where it is, and how the realm's configuration opens it.
     struct Options {
         var url: URL

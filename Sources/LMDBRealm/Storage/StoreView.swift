@@ -52,6 +52,18 @@ struct StoreView {
         }
     }
 
+    /// Calls `body` with each key and record of `table`, ascending, until it returns false;
+    /// the record's header is checked first.
+    func forEachObject(
+        of table: Table, in file: StoreFile, _ body: (_ key: UnsafeRawBufferPointer, _ record: UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        let cursor = try UnsafeCursor(transaction: transaction, dbi: table.database.dbi)
+        try cursor.forEach { key, record in
+            table.checkRecord(record, in: file)
+            return try body(key, record)
+        }
+    }
+
     /// Refills `batch` with the objects of `table` after `lastKey` (from the first without it),
     /// at most `limit`, in key order, borrowed at `generation`.
     /// - Returns: Whether the table has no objects beyond the batch.

@@ -47,12 +47,12 @@ final class WriteSession {
     let id: UInt64
     /// The write's own view: reads inside the write see its changes.
     let view: StoreView
-    private var transaction: Transaction?
+    private(set) var transaction: Transaction?
     unowned let observer: any WriteSessionObserver
-    private let buffers: WriteBuffers
+    let buffers: WriteBuffers
     /// What the write changed, while anything in the process observes the file.
     private(set) var changeLog: ChangeLog?
-    private(set) var catalog = CatalogChanges()
+    var catalog = CatalogChanges()
 
     private static let nextID = Atomic<UInt64>(0)
 
@@ -95,7 +95,7 @@ final class WriteSession {
     /// Tells the observer that bytes lent before may have moved. Every change of the write
     /// passes here.
     @inline(__always)
-    private func changed() {
+    func changed() {
         observer.writeSessionChanged()
     }
 
@@ -596,7 +596,7 @@ final class WriteSession {
     }
 
     /// Writes the index entries of every object of `table` into the index of `column`.
-    private func buildIndex(_ index: Database, of table: Table, column: Int) throws {
+    func buildIndex(_ index: Database, of table: Table, column: Int) throws {
         let txn = view.transaction
         var entries: [([UInt8], [UInt8])] = []
         let cursor = try UnsafeCursor(transaction: txn, dbi: table.database.dbi)
@@ -671,7 +671,7 @@ final class WriteSession {
     }
 
     /// Writes `schema` to the catalog and moves the catalog version on.
-    private func storeSchema(_ schema: ObjectSchema) throws {
+    func storeSchema(_ schema: ObjectSchema) throws {
         let json = try JSONEncoder().encode(schema)
         let txn = view.transaction
         try Array(schema.className.utf8).withUnsafeBytes { key in

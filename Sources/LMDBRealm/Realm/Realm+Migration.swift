@@ -1,0 +1,203 @@
+public import Foundation
+
+/// The schema version stored in the realm file at `fileURL`, read without opening a realm.
+/// - Throws: ``RealmError/Code/fileNotFound`` if there is no file, or what opening it throws.
+public func schemaVersionAtURL(_ fileURL: URL, encryptionKey: Data? = nil) throws -> UInt64 {
+    require(encryptionKey == nil, "LMDBRealm does not encrypt files: pass no encryption key")
+    guard FileManager.default.fileExists(atPath: fileURL.path) else {
+        throw Realm.Error(.fileNotFound, "No realm file at path '\(fileURL.path)'", fileURL: fileURL)
+    }
+    // A file this process has open is read through its open environment (LMDB opens a file
+    // once per process); another is opened read-only for the moment.
+    let file = try StoreFile.loaded(at: fileURL)
+        ?? StoreFile.open(StoreFile.Options(Realm.Configuration(fileURL: fileURL, readOnly: true))) { CommitHub(file: $0) }
+    do {
+        let snapshot = try Snapshot(file: file)
+        return try file.schemaVersion(in: snapshot.view) ?? 0
+    } catch {
+        throw Realm.Error(error, url: fileURL, doing: "Cannot read the schema version of the realm at path")
+    }
+}
+
+extension Realm {
+    /// Where the file's schema and the model's differ, and what the file's version is.
+    struct SchemaComparison {
+        let storedVersion: UInt64?
+        let tables: [String: Table]
+        /// The model's classes the file has, or will have.
+        let declared: [ClassInfo]
+        /// The classes whose stored layout differs from the model's, with the differences.
+        let changed: [(info: ClassInfo, table: Table, lines: [String])]
+
+        var lines: [String] { changed.flatMap(\.lines) }
+        var version: UInt64 { storedVersion ?? 0 }
+    }
+
+    /// Compares the stored schema with the model: `objectTypes` if the configuration lists
+    /// them, else each stored class this process can name (used already, or recorded in the
+    /// file by its Swift type).
+    static func compareSchema(_ file: StoreFile, _ view: StoreView, _ configuration: Configuration) throws -> SchemaComparison {
+        do {
+            let storedVersion = try file.schemaVersion(in: view)
+            var tables: [String: Table] = [:]
+            for name in try view.classNames(in: file) {
+                if let table = try file.findTable(named: name, in: view, useShared: true) { tables[name] = table }
+            }
+            let declared: [ClassInfo]
+            if let types = configuration.objectTypes {
+                declared = types.map(ClassInfo.of)
+            } else {
+                declared = try tables.keys.sorted().compactMap { name in
+                    if let info = ClassInfo.named(name) { return info }
+                    guard let mangled = try file.swiftTypeName(of: name, in: view), let type = _typeByName(mangled) as? Object.Type
+                    else { return nil }
+                    return ClassInfo.of(type)
+                }
+            }
+            var changed: [(info: ClassInfo, table: Table, lines: [String])] = []
+            for info in declared {
+                guard let table = tables[info.schema.className] else { continue }
+                let lines = table.schema.differences(from: info.schema)
+                if !lines.isEmpty { changed.append((info, table, lines)) }
+            }
+            return SchemaComparison(storedVersion: storedVersion, tables: tables, declared: declared, changed: changed)
+        } catch {
+            throw Realm.Error(error, url: file.url, doing: "Cannot read the schema of the realm at path")
+        }
+    }
+
+    /// Opens the file of `configuration`; with `deleteRealmIfMigrationNeeded`, a file whose
+    /// schema differs from the model's (or whose version is newer) is deleted first and a new
+    /// one made.
+    static func openFile(_ configuration: Configuration) throws -> StoreFile {
+        let url = configuration.resolvedFileURL
+        if configuration.deleteRealmIfMigrationNeeded, !configuration.readOnly, !StoreFile.isOpen(url),
+            FileManager.default.fileExists(atPath: url.path)
+        {
+            let needed: Bool = try {
+                let file = try StoreFile.open(StoreFile.Options(configuration)) { CommitHub(file: $0) }
+                let snapshot = try Snapshot(file: file)
+                let comparison = try compareSchema(file, snapshot.view, configuration)
+                return !comparison.changed.isEmpty || comparison.version > configuration.schemaVersion
+            }()
+            if needed { try deleteFiles(for: configuration) }
+        }
+        return try StoreFile.open(StoreFile.Options(configuration)) { CommitHub(file: $0) }
+    }
+
+    /// Brings the file to the configuration's schema version: checks the version, applies the
+    /// model's changes to the stored classes and runs the migration block, all in one write.
+    func migrateIfNeeded() throws {
+        let comparison = try Realm.compareSchema(file, readView(), configuration)
+        let target = configuration.schemaVersion
+        let version = comparison.version
+        let isNew = comparison.tables.isEmpty && comparison.storedVersion == nil
+        if !isNew && target < version {
+            throw Realm.Error(
+                .schemaMismatch, "Provided schema version \(target) is less than last set version \(version).", fileURL: file.url)
+        }
+        if isNew || target == version {
+            if !comparison.changed.isEmpty {
+                throw Realm.Error(
+                    .schemaMismatch,
+                    "Migration is required due to the following errors:\n- " + comparison.lines.joined(separator: "\n- ")
+                        + "\nIncrease the configuration's schemaVersion (the file is at \(version)) to migrate.",
+                    fileURL: file.url)
+            }
+            if isNew && target != 0 && !configuration.readOnly { try storeVersionOnly(target) }
+            return
+        }
+        guard !configuration.readOnly else {
+            throw Realm.Error(
+                .readOnly, "Cannot migrate the read-only realm at path '\(file.url.path)' from schema version \(version) to \(target)",
+                fileURL: file.url)
+        }
+        try migrate(comparison, from: version, to: target)
+    }
+
+    /// Records `version` in a new file.
+    private func storeVersionOnly(_ version: UInt64) throws {
+        beginWrite()
+        do {
+            try session!.storeSchemaVersion(version)
+            try commitWrite()
+        } catch {
+            if isInWriteTransactionUnchecked { cancelWrite() }
+            throw Realm.Error(error, url: file.url, doing: "Cannot record the schema version of")
+        }
+    }
+
+    private func migrate(_ comparison: SchemaComparison, from version: UInt64, to target: UInt64) throws {
+        let old: Snapshot
+        do {
+            old = try Snapshot(file: file)
+        } catch {
+            throw Realm.Error(error, url: file.url, doing: "Cannot read the realm to migrate at path")
+        }
+        for change in comparison.changed {
+            let stored = change.table.schema.primaryKeyProperty
+            let declared = change.info.schema.primaryKeyProperty
+            guard stored?.name == declared?.name && stored?.type == declared?.type else {
+                throw Realm.Error(
+                    .schemaMismatch,
+                    "Cannot migrate '\(change.info.schema.className)': its primary key changes from '\(stored?.name ?? "none")' to '\(declared?.name ?? "none")', which migrations cannot do yet",
+                    fileURL: file.url)
+            }
+        }
+        beginWrite()
+        let session = self.session!
+        do {
+            var newTables = comparison.tables
+            for change in comparison.changed {
+                let defaults = Realm.defaultRecord(change.info)
+                newTables[change.info.schema.className] = try defaults.withUnsafeBytes {
+                    try session.relayout(change.table, to: change.info.schema, defaults: $0)
+                }
+                try session.storeSwiftTypeName(of: change.info)
+            }
+            // Classes the model adds are made in the same write.
+            for info in comparison.declared where comparison.tables[info.schema.className] == nil {
+                newTables[info.schema.className] = try binding(for: info, create: true)?.table
+            }
+            let migration = Migration(
+                realm: self, session: session, old: old, oldTables: comparison.tables, newTables: newTables,
+                declared: comparison.declared)
+            do {
+                try configuration.migrationBlock?(migration, version)
+            } catch {
+                throw Realm.Error(
+                    error, url: file.url, doing: "The migration block from schema version \(version) to \(target) failed; nothing changed in")
+            }
+            if let failure = migration.failure { throw failure }
+            for name in migration.touched {
+                if let table = migration.newTables[name] { try session.rebuildIndexes(of: table) }
+            }
+            try session.storeSchemaVersion(target)
+            try commitWrite()
+        } catch {
+            if isInWriteTransactionUnchecked { cancelWrite() }
+            if let error = error as? Realm.Error { throw error }
+            throw Realm.Error(error, url: file.url, doing: "Cannot migrate from schema version \(version) to \(target)")
+        }
+        bindings.removeAll()
+        lastBinding = nil
+    }
+
+    /// A record of `info`'s class holding what a new object of it holds.
+    static func defaultRecord(_ info: ClassInfo) -> [UInt8] {
+        let object = info.type.init()
+        let writer = RecordWriter()
+        writer.begin(columns: info.fields.count)
+        let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
+        for field in info.fields { field.accessor.encodeValue(at: base + field.offset, into: writer) }
+        return withExtendedLifetime(object) { writer.withRecord { Array($0) } }
+    }
+}
+
+extension WriteSession {
+    /// Records the Swift class of `info` for its stored class.
+    func storeSwiftTypeName(of info: ClassInfo) throws {
+        guard let mangled = _mangledTypeName(info.type) else { return }
+        try storeSwiftTypeName(mangled, of: info.schema.className)
+    }
+}

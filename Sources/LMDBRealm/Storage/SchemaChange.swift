@@ -1,0 +1,191 @@
+internal import LMDBKit
+import Foundation
+
+// Changing a stored class's layout inside a write: the records rewritten in place in the new
+// column order, list and index databases made or emptied, the catalog updated. A migration
+// does all of it in one LMDB write transaction, so an abort (a thrown error, a crash) leaves
+// the file exactly as it was.
+
+extension StoreFile {
+    static let schemaVersionKey = Array("schemaVersion".utf8)
+
+    /// The schema version stored in the file, or `nil` if none was ever stored (a file
+    /// written before versions were recorded, or a new one).
+    func schemaVersion(in view: StoreView) throws -> UInt64? {
+        let found = try StoreFile.schemaVersionKey.withUnsafeBytes { try view.transaction.get(meta.dbi, key: $0) }
+        guard let found else { return nil }
+        guard found.count == 8 else {
+            throw RealmError(.invalidDatabase, "The realm at '\(url.path)' records a schema version of \(found.count) bytes", fileURL: url)
+        }
+        return UInt64(littleEndian: found.loadUnaligned(as: UInt64.self))
+    }
+}
+
+extension WriteSession {
+    /// Records `version` as the file's schema version.
+    func storeSchemaVersion(_ version: UInt64) throws {
+        let txn = view.transaction
+        try StoreFile.schemaVersionKey.withUnsafeBytes { key in
+            try withUnsafeBytes(of: version.littleEndian) { _ = try txn.put(file.meta.dbi, key: key, value: $0) }
+        }
+        changed()
+    }
+
+    /// Rewrites every record of `table` in the layout of `schema` (the same class): a property
+    /// of the same name and kind keeps its value (a `nil` where the new property is required
+    /// takes the default); a new property, or one whose kind changed, takes its value from
+    /// `defaults`, a record of `schema`. Lists of a removed property are emptied, and every
+    /// index is rebuilt.
+    /// - Returns: The table in its new layout, known to this write from now on.
+    func relayout(_ table: Table, to schema: ObjectSchema, defaults: UnsafeRawBufferPointer) throws -> Table {
+        let txn = view.transaction
+        let old = table.schema
+        let sources: [Int?] = schema.properties.map { p in
+            guard let i = old.properties.firstIndex(where: { $0.name == p.name }) else { return nil }
+            let o = old.properties[i]
+            let sameKind = o.type == p.type && o.objectClassName == p.objectClassName && o.isArray == p.isArray
+                && o.isSet == p.isSet && o.isMap == p.isMap
+            return sameKind ? i : nil
+        }
+        let defaultsTable = Table(schema: schema, database: table.database)
+        // Records, in place: each is replaced under the cursor.
+        let writer = RecordWriter()
+        let cursor = try UnsafeCursor(transaction: txn, dbi: table.database.dbi)
+        var entry = try cursor.first()
+        var key: [UInt8] = []
+        while let e = entry {
+            table.checkRecord(e.value, in: file)
+            writer.begin(columns: schema.properties.count)
+            for (j, property) in schema.properties.enumerated() {
+                var field = sources[j].flatMap { i in table.field(e.value.baseAddress!, size: e.value.count, column: i, in: file) }
+                if field == nil && (sources[j] == nil || !property.isOptional) {
+                    field = defaultsTable.field(defaults.baseAddress!, size: defaults.count, column: j, in: file)
+                }
+                writer.append(field)
+            }
+            key.removeAll(keepingCapacity: true)
+            key.append(contentsOf: e.key)
+            try writer.withRecord { record in
+                try key.withUnsafeBytes { try cursor.put(record, forKey: $0, flags: .current) }
+            }
+            entry = try cursor.next()
+        }
+        // Lists: a kept property keeps its databases (named after it); a new one gets them; a
+        // removed one is emptied (not deleted: other handles of the process may hold its handle).
+        let lists = try Table.openLists(of: schema) { name, duplicateSort in
+            try transaction?.createDatabase(named: name, flags: duplicateSort ? .duplicateSort : [])
+        }
+        for (column, list) in table.lists where !schema.properties.contains(where: { $0.name == old.properties[column].name && $0.isArray }) {
+            try txn.empty(list.items.dbi)
+            if let references = list.references { try txn.empty(references.dbi) }
+        }
+        // Indexes: every one of the new layout is rebuilt; one no longer wanted is emptied.
+        for (column, index) in table.indexes where !schema.properties.contains(where: { $0.name == old.properties[column].name && $0.hasIndex }) {
+            try txn.empty(index.dbi)
+        }
+        let indexes = try Table.openIndexes(of: schema) { name, _ in
+            try transaction?.createDatabase(named: name, flags: .duplicateSort)
+        }
+        let newTable = Table(schema: schema, database: table.database, indexes: indexes, lists: lists)
+        try rebuildIndexes(of: newTable)
+        try storeSchema(schema)
+        catalog.tables[schema.className] = newTable
+        return newTable
+    }
+
+    /// Empties and builds again every index of `table` from its records.
+    func rebuildIndexes(of table: Table) throws {
+        try flushIndexEntries()
+        for (column, index) in table.indexes {
+            try view.transaction.empty(index.dbi)
+            try buildIndex(index, of: table, column: column)
+        }
+    }
+
+    /// Replaces stored column `column` of the object `key` of `table` with `field`. Indexes are
+    /// not touched: the caller rebuilds them.
+    func setField(_ table: Table, key: UnsafeRawBufferPointer, column: Int, to field: UnsafeRawBufferPointer?) throws {
+        let txn = view.transaction
+        guard let record = try txn.get(table.database.dbi, key: key) else { return }
+        table.checkRecord(record, in: file)
+        let writer = buffers.record
+        writer.begin(columns: table.columnCount)
+        for c in 0..<table.columnCount {
+            writer.append(c == column ? field : table.field(record.baseAddress!, size: record.count, column: c, in: file))
+        }
+        try writer.withRecord { record in _ = try txn.put(table.database.dbi, key: key, value: record) }
+        changed()
+    }
+
+    /// Deletes every object of `table`, its lists and its index entries; with `removingClass`
+    /// the class leaves the catalog too (its databases are emptied, not deleted).
+    func deleteAllData(of table: Table, removingClass: Bool) throws {
+        try flushIndexEntries()
+        let txn = view.transaction
+        try txn.empty(table.database.dbi)
+        for index in table.indexes.values { try txn.empty(index.dbi) }
+        for list in table.lists.values {
+            try txn.empty(list.items.dbi)
+            if let references = list.references { try txn.empty(references.dbi) }
+        }
+        if removingClass {
+            try Array(table.className.utf8).withUnsafeBytes { _ = try txn.delete(file.catalog.dbi, key: $0) }
+            let version = try file.catalogVersion(in: view) &+ 1
+            try file.storeCatalogVersion(version, in: view)
+            catalog.version = version
+            catalog.tables[table.className] = nil
+        }
+        changed()
+    }
+}
+
+extension StoreFile {
+    /// The meta key under which the Swift type of `className` is recorded.
+    private static func swiftTypeKey(_ className: String) -> [UInt8] { Array(("swiftType:" + className).utf8) }
+
+    /// The mangled name of the Swift class that stored `className`, if recorded: a file opened
+    /// without `objectTypes` finds its model classes by it.
+    func swiftTypeName(of className: String, in view: StoreView) throws -> String? {
+        let found = try StoreFile.swiftTypeKey(className).withUnsafeBytes { try view.transaction.get(meta.dbi, key: $0) }
+        return found.map { String(decoding: $0, as: UTF8.self) }
+    }
+}
+
+extension WriteSession {
+    /// Records the mangled name of the Swift class `type` for its stored class `className`.
+    func storeSwiftTypeName(_ mangled: String, of className: String) throws {
+        let txn = view.transaction
+        try Array(("swiftType:" + className).utf8).withUnsafeBytes { key in
+            try Array(mangled.utf8).withUnsafeBytes { _ = try txn.put(file.meta.dbi, key: key, value: $0) }
+        }
+    }
+}
+
+extension WriteSession {
+    /// Stores `record` (of `table`'s layout) as a new object: its key is its primary key, or
+    /// the next number. Indexes are not touched: the caller rebuilds them.
+    /// - Returns: The new object's key.
+    /// - Throws: ``RealmError/Code/primaryKeyExists`` if an object has its primary key.
+    func insertRecord(_ record: UnsafeRawBufferPointer, into table: Table) throws -> [UInt8] {
+        var key: [UInt8] = []
+        if let pk = table.primaryKeyColumn {
+            let field = table.field(record.baseAddress!, size: record.count, column: pk, in: file)
+            KeyEncoding.append(field, type: table.schema.properties[pk].type, to: &key)
+        } else {
+            let next = try view.withLastObject(of: table) { key, _ -> UInt64 in
+                key.count == 8 ? UInt64(bigEndian: key.loadUnaligned(as: UInt64.self)) : 0
+            } ?? 0
+            KeyEncoding.appendBigEndian(next &+ 1, to: &key)
+        }
+        let stored = try key.withUnsafeBytes { try view.transaction.put(table.database.dbi, key: $0, value: record, flags: PutFlags.noOverwrite.rawValue) }
+        guard stored else {
+            let pk = table.primaryKeyColumn!
+            let shown = describe(table.field(record.baseAddress!, size: record.count, column: pk, in: file), type: table.schema.properties[pk].type)
+            throw RealmError(
+                .primaryKeyExists, "Attempting to create an object of type '\(table.className)' with an existing primary key value \(shown).",
+                fileURL: file.url)
+        }
+        changed()
+        return key
+    }
+}
