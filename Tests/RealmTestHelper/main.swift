@@ -5,6 +5,10 @@
 //     RealmTestHelper graph PATH               commits graph writes until killed, printing
 //                                              "ack N" after commit N returns
 //     RealmTestHelper rename-team PATH ID NAME sets the name of the graph workload's team ID
+//     RealmTestHelper logbook PATH COUNT       writes COUNT logbook entries at schema version 0
+//                                              (the release before a migration)
+//     RealmTestHelper migrate-logbook PATH     prints "migrating", migrates the logbook to schema
+//                                              version 3, prints "migrated N"
 import Foundation
 import LMDBRealm
 
@@ -91,7 +95,83 @@ func runGraphWorkload(path: String) throws -> Never {
     }
 }
 
+/// The logbook of the release before a migration, and of the one after (see MigrationTests).
+final class LogbookV1: Object {
+    @Persisted(primaryKey: true) var id: Int
+    @Persisted var title = ""
+    @Persisted var words = 0
+    @Persisted(indexed: true) var place = ""
+    @Persisted var obsolete = ""
+    @Persisted var crew: Sailor?
+    @Persisted var tags: List<String>
+    override class func className() -> String { "Logbook" }
+}
+
+final class LogbookV3: Object {
+    @Persisted(primaryKey: true) var id: Int
+    @Persisted var title: String?
+    @Persisted var wordCount = 0
+    @Persisted(indexed: true) var place = 0
+    @Persisted var headline = ""
+    @Persisted var rating = 5
+    @Persisted var crew: Sailor?
+    @Persisted var labels: List<String>
+    override class func className() -> String { "Logbook" }
+}
+
+final class Sailor: Object {
+    @Persisted(primaryKey: true) var name = ""
+}
+
+/// Runs a logbook command, if `arguments` name one.
+func runLogbook(_ arguments: [String]) throws {
+    let url = URL(fileURLWithPath: arguments[2])
+    switch arguments[1] {
+    case "logbook":
+        let realm = try Realm(configuration: Realm.Configuration(fileURL: url, objectTypes: [LogbookV1.self, Sailor.self]))
+        let ada = Sailor()
+        ada.name = "Ada"
+        try realm.write {
+            for id in 0..<Int(arguments[3])! {
+                let entry = LogbookV1()
+                entry.id = id
+                entry.title = "entry \(id)"
+                entry.words = id % 500
+                entry.place = String(id % 90)
+                entry.crew = id % 2 == 0 ? ada : nil
+                entry.tags.append(objectsIn: ["t\(id % 7)", "all"])
+                try realm.add(entry)
+            }
+        }
+        print("wrote \(arguments[3])")
+    case "migrate-logbook":
+        FileHandle.standardOutput.write(Data("migrating\n".utf8))
+        var config = Realm.Configuration(fileURL: url, schemaVersion: 3, objectTypes: [LogbookV3.self, Sailor.self])
+        config.migrationBlock = { migration, _ in
+            migration.renameProperty(onType: "Logbook", from: "words", to: "wordCount")
+            migration.renameProperty(onType: "Logbook", from: "tags", to: "labels")
+            migration.enumerateObjects(ofType: "Logbook") { old, new in
+                new!["headline"] = (old!["title"] as! String).uppercased()
+                new!["place"] = Int(old!["place"] as! String)! * 10
+            }
+        }
+        let realm = try Realm(configuration: config)
+        print("migrated \(realm.objects(LogbookV3.self).count)")
+    default:
+        return
+    }
+    exit(0)
+}
+
 let arguments = CommandLine.arguments
+if arguments.count >= 3, arguments[1] == "logbook" || arguments[1] == "migrate-logbook" {
+    do {
+        try runLogbook(arguments)
+    } catch {
+        FileHandle.standardError.write(Data("\(error)\n".utf8))
+        exit(1)
+    }
+}
 if arguments.count == 5, arguments[1] == "rename-team" {
     do {
         let config = Realm.Configuration(

@@ -240,3 +240,91 @@ private func writeVersion1(_ dir: URL) throws {
         }
     }
 }
+
+/// Migrations across releases: a file written by the release before (another process), and a
+/// migration killed at random instants.
+@Suite struct MigrationProcessTests {
+    let helper = builtExecutable(named: "RealmTestHelper")
+
+    private static func v3(_ url: URL) -> Realm.Configuration {
+        var config = Realm.Configuration(fileURL: url, schemaVersion: 3, objectTypes: [LogbookV3.self, Sailor.self])
+        config.migrationBlock = { migration, _ in
+            migration.renameProperty(onType: "Logbook", from: "words", to: "wordCount")
+            migration.renameProperty(onType: "Logbook", from: "tags", to: "labels")
+            migration.enumerateObjects(ofType: "Logbook") { old, new in
+                new!["headline"] = (old!["title"] as! String).uppercased()
+                new!["place"] = Int(old!["place"] as! String)! * 10
+            }
+        }
+        return config
+    }
+
+    /// The new version's data, checked whole.
+    private static func expectMigrated(_ realm: Realm, count: Int) {
+        let entries = realm.objects(LogbookV3.self)
+        #expect(entries.count == count)
+        #expect(entries.allSatisfy { $0.headline == "ENTRY \($0.id)" && $0.place == ($0.id % 90) * 10 && $0.wordCount == $0.id % 500 })
+        #expect(entries.allSatisfy { Array($0.labels) == ["t\($0.id % 7)", "all"] })
+        #expect(entries.where { $0.place == 100 }.count == (0..<count).filter { $0 % 90 == 10 }.count)
+        #expect(realm.indexProblems() == [])
+    }
+
+    @Test func aFileTheOldReleaseWroteIsMigrated() throws {
+        try withTemporaryDirectory { dir in
+            let url = dir.appendingPathComponent("logbook.realm")
+            let wrote = try run(helper, ["logbook", url.path, "500"])
+            #expect(wrote.status == 0, "\(wrote.output)")
+            #expect(try schemaVersionAtURL(url) == 0)
+            let realm = try Realm(configuration: Self.v3(url))
+            Self.expectMigrated(realm, count: 500)
+            #expect(realm.objects(LogbookV3.self).filter { $0.crew?.name == "Ada" }.count == 250)
+            #expect(try schemaVersionAtURL(url) == 3)
+        }
+    }
+
+    @Test func aMigrationKilledAtAnyInstantLeavesTheOldVersionOrTheNewOne() throws {
+        try withTemporaryDirectory { dir in
+            let template = dir.appendingPathComponent("template.realm")
+            let count = 20_000
+            #expect(try run(helper, ["logbook", template.path, String(count)]).status == 0)
+            var outcomes: [UInt64] = []
+            var generator = SystemRandomNumberGenerator()
+            for trial in 0..<5 {
+                let url = dir.appendingPathComponent("trial-\(trial).realm")
+                try FileManager.default.copyItem(at: template, to: url)
+                let process = Process()
+                process.executableURL = helper
+                process.arguments = ["migrate-logbook", url.path]
+                let pipe = Pipe()
+                process.standardOutput = pipe
+                try process.run()
+                // Once the migration starts, killed at a random instant of it (or after it).
+                var output = ""
+                while !output.contains("migrating") {
+                    let chunk = pipe.fileHandleForReading.availableData
+                    if chunk.isEmpty { break }
+                    output += String(decoding: chunk, as: UTF8.self)
+                }
+                usleep(UInt32.random(in: 0...(trial == 0 ? 1 : 400_000), using: &generator))
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+
+                let version = try schemaVersionAtURL(url)
+                outcomes.append(version)
+                if version == 3 {
+                    Self.expectMigrated(try Realm(configuration: Self.v3(url)), count: count)
+                } else {
+                    #expect(version == 0, "trial \(trial)")
+                    let realm = try Realm(configuration: Realm.Configuration(fileURL: url, objectTypes: [LogbookV1.self, Sailor.self]))
+                    let entries = realm.objects(LogbookV1.self)
+                    #expect(entries.count == count)
+                    #expect(entries.allSatisfy { $0.words == $0.id % 500 && $0.place == String($0.id % 90) })
+                    #expect(realm.indexProblems() == [])
+                    // And the interrupted migration can run again.
+                    Self.expectMigrated(try Realm(configuration: Self.v3(url)), count: count)
+                }
+            }
+            #expect(outcomes.contains(0), "at least the trial killed at once stops before the migration commits: \(outcomes)")
+        }
+    }
+}
