@@ -6,7 +6,7 @@ let profileMapSize = 4 << 30
 /// The operations `--profile` repeats.
 enum ProfiledOperation: String, CaseIterable {
     case insert, scan, get, filter, section, top100, delete, construct
-    case link_insert, follow_links, query_through_link
+    case link_insert, follow_links, query_through_link, migrate
 
     var summary: String {
         switch self {
@@ -21,6 +21,7 @@ enum ProfiledOperation: String, CaseIterable {
         case .link_insert: "the graph workload's link_insert on a fresh file each round"
         case .follow_links: "the graph workload's follow_links over one loaded file"
         case .query_through_link: "the graph workload's query_through_link over one loaded file"
+        case .migrate: "opening N articles of schema version 0 at version 1: a property added, set by the block from another"
         }
     }
 }
@@ -64,6 +65,16 @@ enum ProfiledOperation: String, CaseIterable {
         return (engine, data)
     }
     switch op {
+    case .migrate:
+        for round in 0..<rounds {
+            let sub = directory.appendingPathComponent("migrate-\(round)")
+            try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
+            let url = try writeMigrationSource(sub, n: n)
+            let logger = Realm.Logger(level: .info) { _, message in log(message) }
+            let (s, count) = try timed { try measured { try migrate(url, logger: logger) } }
+            rates.append(Double(n) / s)
+            check &+= count
+        }
     case .link_insert:
         for round in 0..<rounds {
             let (engine, data) = try graph(round, empty: true)

@@ -88,7 +88,8 @@ public final class Migration {
             }
         }) else { return }
         let newTable = newTables[typeName]
-        for key in keys {
+        for (n, key) in keys.enumerated() {
+            if n > 0 && n % realm.configuration.progressInterval == 0 { realm.log(.info, "Migrating '\(typeName)': \(n) of \(keys.count) objects enumerated") }
             let oldObject = MigrationObject(migration: self, className: typeName, key: key, isOld: true)
             let exists = newTable.map { table in key.withUnsafeBytes { realm.record(of: table, key: $0, in: session.view) != nil } } ?? false
             let newObject = exists ? MigrationObject(migration: self, className: typeName, key: key, isOld: false) : nil

@@ -39,6 +39,13 @@ extension Realm {
         /// version is newer) and start afresh: for caches whose data can be fetched again.
         public var deleteRealmIfMigrationNeeded = false
 
+        /// Where realms of this configuration report opening the file and migrating it (with
+        /// progress every 100,000 objects); `nil` (the default) reports nothing.
+        public var logger: Logger?
+
+        /// How many objects a migration rewrites or enumerates between progress reports.
+        @_spi(Testing) public var progressInterval = 100_000
+
         /// The largest the file may grow, in bytes. Writing past it throws
         /// ``RealmError/Code/mapFull``. LMDBRealm reserves this much address space (not disk)
         /// for the file's memory map when it opens it; the file grows only as data is written.

@@ -144,14 +144,24 @@ extension Realm {
                     fileURL: file.url)
             }
         }
+        let started = ContinuousClock.now
+        let path = file.url.path
+        log(
+            .info,
+            "Migrating the realm at '\(path)' from schema version \(version) to \(target)"
+                + (comparison.changed.isEmpty ? "" : "; changed classes: " + comparison.changed.map(\.info.schema.className).joined(separator: ", ")))
         beginWrite()
         let session = self.session!
         do {
             var newTables = comparison.tables
             for change in comparison.changed {
                 let defaults = Realm.defaultRecord(change.info)
-                newTables[change.info.schema.className] = try defaults.withUnsafeBytes {
-                    try session.relayout(change.table, to: change.info.schema, defaults: $0)
+                let name = change.info.schema.className
+                let total = objectCount(of: change.table, in: session.view)
+                newTables[name] = try defaults.withUnsafeBytes {
+                    try session.relayout(change.table, to: change.info.schema, defaults: $0, interval: configuration.progressInterval) { done in
+                        self.log(.info, "Migrating '\(name)': \(done) of \(total) objects rewritten")
+                    }
                 }
                 try session.storeSwiftTypeName(of: change.info)
             }
@@ -174,8 +184,12 @@ extension Realm {
             }
             try session.storeSchemaVersion(target)
             try commitWrite()
+            let elapsed = ContinuousClock.now - started
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+            log(.info, "Migrated the realm at '\(path)' to schema version \(target) in \(String(format: "%.2f", seconds)) s")
         } catch {
             if isInWriteTransactionUnchecked { cancelWrite() }
+            log(.error, "The migration of the realm at '\(path)' to schema version \(target) failed, and changed nothing: \(error)")
             if let error = error as? Realm.Error { throw error }
             throw Realm.Error(error, url: file.url, doing: "Cannot migrate from schema version \(version) to \(target)")
         }

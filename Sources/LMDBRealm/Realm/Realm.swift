@@ -140,6 +140,7 @@ public final class Realm {
         }
         try checkActiveVersions()
         try migrateIfNeeded()
+        log(.debug, "Opened the realm at '\(url.path)'")
         if let types = configuration.objectTypes {
             try checkSchema(types)
         }

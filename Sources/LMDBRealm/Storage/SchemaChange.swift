@@ -37,7 +37,11 @@ extension WriteSession {
     /// `defaults`, a record of `schema`. Lists of a removed property are emptied, and every
     /// index is rebuilt.
     /// - Returns: The table in its new layout, known to this write from now on.
-    func relayout(_ table: Table, to schema: ObjectSchema, defaults: UnsafeRawBufferPointer) throws -> Table {
+    /// `progress` hears the number of records rewritten every `interval` of them.
+    func relayout(
+        _ table: Table, to schema: ObjectSchema, defaults: UnsafeRawBufferPointer, interval: Int = 100_000,
+        progress: (Int) -> Void = { _ in }
+    ) throws -> Table {
         let txn = view.transaction
         let old = table.schema
         let sources: [Int?] = schema.properties.map { p in
@@ -53,7 +57,10 @@ extension WriteSession {
         let cursor = try UnsafeCursor(transaction: txn, dbi: table.database.dbi)
         var entry = try cursor.first()
         var key: [UInt8] = []
+        var done = 0
         while let e = entry {
+            done += 1
+            if done % interval == 0 { progress(done) }
             table.checkRecord(e.value, in: file)
             writer.begin(columns: schema.properties.count)
             for (j, property) in schema.properties.enumerated() {

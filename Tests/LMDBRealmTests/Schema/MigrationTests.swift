@@ -328,3 +328,28 @@ private func writeVersion1(_ dir: URL) throws {
         }
     }
 }
+
+@Suite struct MigrationLoggingTests {
+    /// A migration reports its start, its progress through each class and its end through the
+    /// configuration's logger; a failed one says that nothing changed.
+    @Test func aMigrationReportsProgressThroughTheLogger() throws {
+        try withTemporaryDirectory { dir in
+            try writeVersion1(dir)
+            let messages = LockedStrings()
+            var config = configuration(dir, LogbookV3.self, version: 3) { migration, _ in
+                migration.renameProperty(onType: "Logbook", from: "words", to: "wordCount")
+                migration.enumerateObjects(ofType: "Logbook") { old, new in new!["headline"] = old!["title"] }
+            }
+            config.logger = Realm.Logger(level: .info) { level, message in messages.append("\(level): \(message)") }
+            config.progressInterval = 2
+            _ = try Realm(configuration: config)
+            let log = messages.values
+            #expect(log.first?.hasPrefix("info: Migrating the realm at '") == true)
+            #expect(log.first?.hasSuffix("from schema version 0 to 3; changed classes: Logbook") == true)
+            #expect(log.contains("info: Migrating 'Logbook': 2 of 3 objects rewritten"))
+            #expect(log.contains("info: Migrating 'Logbook': 2 of 3 objects enumerated"))
+            #expect(log.last?.contains("to schema version 3 in") == true)
+            #expect(!log.contains { $0.hasPrefix("debug") }, "below the logger's level")
+        }
+    }
+}
