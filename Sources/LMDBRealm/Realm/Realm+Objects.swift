@@ -232,6 +232,7 @@ extension Realm {
     @inline(__always)
     func makeObject(_ binding: TableBinding, key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer) -> Object {
         checkRecord(record, of: binding.table)
+        if binding.classInfo.hasGeneratedDefaults { ColumnCounter.beginAccessor() }
         let object = binding.classInfo.type.init()
         object._realm = self
         object._isManaged = true
@@ -253,6 +254,7 @@ extension Realm {
     /// frozen realm, whose objects any thread may read at once.
     @inline(__always)
     func makeObject(_ binding: TableBinding, key: ObjectKey) -> Object {
+        if binding.classInfo.hasGeneratedDefaults { ColumnCounter.beginAccessor() }
         let object = binding.classInfo.type.init()
         object._realm = self
         object._isManaged = true

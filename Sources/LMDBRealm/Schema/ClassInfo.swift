@@ -24,6 +24,9 @@ final class ClassInfo: @unchecked Sendable {
     /// Indexed by column.
     let fields: [Field]
     let primaryKeyColumn: Int?
+    /// Whether a new object makes a value (an `ObjectId` or `UUID` property generates one) that
+    /// an accessor of a stored object must not spend time on.
+    let hasGeneratedDefaults: Bool
     /// The declared columns that are to-one links, with the class each points to.
     let links: [(column: Int, target: Object.Type)]
     /// The declared columns that are lists.
@@ -92,6 +95,7 @@ final class ClassInfo: @unchecked Sendable {
         self.schema = ObjectSchema(className: className, properties: properties)
         self.fields = columns.map(\.field)
         self.primaryKeyColumn = keys.first
+        self.hasGeneratedDefaults = properties.contains { ($0.type == .objectId || $0.type == .uuid) && !$0.isOptional && !$0.isArray }
         self.links = columns.compactMap { c in c.field.accessor.linkTarget.map { (c.column, $0) } }
         self.lists = columns.filter { $0.field.accessor.listValue != nil }.map(\.column)
         self.backlinks = backlinks

@@ -25,6 +25,21 @@ enum ColumnCounter {
         return p
     }
 
+    /// Set in the count while a managed accessor initialises: its values come from the file, so
+    /// defaults that cost something to make (a generated `ObjectId`, a random `UUID`) are not
+    /// made. Column numbers are the count's low bits, and ``reset()`` clears it.
+    private static let accessorFlag = 1 << 62
+
+    /// Marks the object about to initialise on this thread as a managed accessor.
+    @inline(__always)
+    static func beginAccessor() {
+        counter.pointee |= accessorFlag
+    }
+
+    /// Whether the object initialising on this thread is a managed accessor.
+    @usableFromInline
+    static var isMakingAccessor: Bool { counter.pointee & accessorFlag != 0 }
+
     @usableFromInline
     static func next() -> Int32 {
         let p = counter

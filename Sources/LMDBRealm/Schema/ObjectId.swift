@@ -141,7 +141,9 @@ private enum ObjectIdGenerator {
 extension ObjectId: _PersistableNonOptional, _PrimaryKey, _Indexable {
     public static var _rlmType: PropertyType { .objectId }
     public static var _rlmOptional: Bool { false }
-    public static var _rlmDefaultValue: ObjectId { ObjectId() }
+    /// A new object's value, as in RealmSwift: a generated identifier (an accessor of a stored
+    /// object, whose value is read from the file, skips the work).
+    public static var _rlmDefaultValue: ObjectId { ColumnCounter.isMakingAccessor ? ObjectId() : generate() }
     public static func _rlmDecode(_ field: UnsafeRawBufferPointer?) -> ObjectId {
         guard let field, field.count == 12 else { return ObjectId() }
         return ObjectId(bytes: field)!

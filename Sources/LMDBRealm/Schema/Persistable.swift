@@ -164,9 +164,13 @@ extension UUID: _PersistableNonOptional, _PrimaryKey, _Indexable {
     public static var _rlmType: PropertyType { .uuid }
     public static var _rlmOptional: Bool { false }
     /// The all-zero UUID: creating an accessor must not draw random numbers.
-    public static var _rlmDefaultValue: UUID { UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) }
+    /// A new object's value, as in RealmSwift: a random UUID (an accessor of a stored object,
+    /// whose value is read from the file, skips the work).
+    public static var _rlmDefaultValue: UUID {
+        ColumnCounter.isMakingAccessor ? UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) : UUID()
+    }
     public static func _rlmDecode(_ field: UnsafeRawBufferPointer?) -> UUID {
-        guard let field, field.count == 16 else { return _rlmDefaultValue }
+        guard let field, field.count == 16 else { return UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) }
         return UUID(uuid: field.loadUnaligned(as: uuid_t.self))
     }
     public func _rlmWithBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
