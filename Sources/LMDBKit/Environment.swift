@@ -201,6 +201,42 @@ public final class Environment: @unchecked Sendable {
         return lines.text.split(separator: "\n").dropFirst().filter { !$0.contains("no active readers") }.count
     }
 
+    /// The versions (transaction IDs) the reader slots of the lock file hold now, by any
+    /// process; a slot kept for reuse holds none. The corresponding LMDB function is
+    /// `mdb_reader_list`.
+    public func readerVersions() -> [Int] {
+        final class Lines { var text = "" }
+        let lines = Lines()
+        _ = mdb_reader_list(handle, { message, context in
+            let lines = Unmanaged<Lines>.fromOpaque(context!).takeUnretainedValue()
+            lines.text += String(cString: message!)
+            return 0
+        }, Unmanaged.passUnretained(lines).toOpaque())
+        // A header line ("pid thread txnid"), then one line per slot; "-" for a reset one.
+        return lines.text.split(separator: "\n").dropFirst().compactMap { line in
+            line.split(separator: " ", omittingEmptySubsequences: true).last.flatMap { Int($0) }
+        }
+    }
+
+    /// The pages of the file on LMDB's free list as `transaction` sees it: pages the file
+    /// holds that no version in use needs, and that later writes reuse.
+    public func freePageCount(in transaction: borrowing Transaction) throws -> Int {
+        var cursor: OpaquePointer?
+        try check(mdb_cursor_open(transaction.handle, 0, &cursor), "mdb_cursor_open on the free list")
+        defer { mdb_cursor_close(cursor) }
+        var key = MDB_val()
+        var value = MDB_val()
+        var total = 0
+        var rc = mdb_cursor_get(cursor, &key, &value, MDB_FIRST)
+        while rc == MDB_SUCCESS {
+            // Each value is a page list whose first word is its length.
+            if value.mv_size >= MemoryLayout<Int>.size { total += value.mv_data.loadUnaligned(as: Int.self) }
+            rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)
+        }
+        if rc != MDB_NOTFOUND { try check(rc, "mdb_cursor_get on the free list") }
+        return total
+    }
+
     /// Clears reader slots left by processes that died. The corresponding LMDB function is
     /// `mdb_reader_check`.
     /// - Returns: How many stale slots were cleared.

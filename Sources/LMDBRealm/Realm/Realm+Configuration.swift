@@ -39,6 +39,11 @@ extension Realm {
         /// version is newer) and start afresh: for caches whose data can be fetched again.
         public var deleteRealmIfMigrationNeeded = false
 
+        /// A realm file to start from: copied to ``fileURL`` when no file is there yet (a
+        /// bundled database shipped with the app). The copy appears whole or not at all: two
+        /// processes opening at once never see a half-copied file, and the first copy wins.
+        public var seedFilePath: URL?
+
         /// Where realms of this configuration report opening the file and migrating it (with
         /// progress every 100,000 objects); `nil` (the default) reports nothing.
         public var logger: Logger?

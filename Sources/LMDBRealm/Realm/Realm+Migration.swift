@@ -71,6 +71,9 @@ extension Realm {
     /// one made.
     static func openFile(_ configuration: Configuration) throws -> StoreFile {
         let url = configuration.resolvedFileURL
+        if let seed = configuration.seedFilePath, !configuration.readOnly, !FileManager.default.fileExists(atPath: url.path) {
+            try copySeed(seed, to: url)
+        }
         if configuration.deleteRealmIfMigrationNeeded, !configuration.readOnly, !StoreFile.isOpen(url),
             FileManager.default.fileExists(atPath: url.path)
         {
@@ -83,6 +86,29 @@ extension Realm {
             if needed { try deleteFiles(for: configuration) }
         }
         return try StoreFile.open(StoreFile.Options(configuration)) { CommitHub(file: $0) }
+    }
+
+    /// Copies `seed` to `url` if nothing is there: into a file of its own in the same directory,
+    /// then linked in place (`link` never replaces a file, so the first copy wins and a reader
+    /// sees a whole file or none).
+    private static func copySeed(_ seed: URL, to url: URL) throws {
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).seed-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        do {
+            try FileManager.default.copyItem(at: seed, to: temporary)
+        } catch {
+            throw Realm.Error(
+                .fileNotFound, "Cannot copy the seed file '\(seed.path)' to '\(url.path)': \(error.localizedDescription)", fileURL: url)
+        }
+        defer { unlink(temporary.path) }
+        // The copy reaches the disk before it gets its name.
+        let fd = Glibc.open(temporary.path, O_RDONLY)
+        if fd >= 0 {
+            fsync(fd)
+            Glibc.close(fd)
+        }
+        if link(temporary.path, url.path) != 0 && errno != EEXIST {
+            throw Realm.Error(.fileAccess, "Cannot put the seed file in place at '\(url.path)': \(String(cString: strerror(errno)))", fileURL: url)
+        }
     }
 
     /// Brings the file to the configuration's schema version: checks the version, applies the

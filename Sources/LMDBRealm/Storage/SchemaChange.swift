@@ -196,3 +196,24 @@ extension WriteSession {
         return key
     }
 }
+
+extension StoreFile {
+    /// The figures of ``Realm/Statistics``, read from a fresh read transaction.
+    func statistics() throws -> (fileSize: Int, usedSize: Int, mapSize: Int, readers: Int, oldestReaderVersion: Int?, currentVersion: Int) {
+        let info = environment.info()
+        let free: Int
+        do {
+            let txn = try Transaction(environment: environment, readOnly: true)
+            free = try environment.freePageCount(in: txn)
+            txn.abort()
+        }
+        let attributes = try? FileManager.default.attributesOfItem(atPath: url.path)
+        // try?: a file that cannot be stat'ed reports the pages LMDB wrote instead.
+        let fileSize = (attributes?[.size] as? NSNumber)?.intValue ?? (info.lastPageNumber + 1) * info.pageSize
+        let versions = environment.readerVersions()
+        return (
+            fileSize, max(0, info.lastPageNumber + 1 - free) * info.pageSize, info.mapSize, versions.count, versions.min(),
+            info.lastTransactionID
+        )
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+
+extension Realm {
+    /// What a server's metrics endpoint reports about a realm's file: its size and how much of
+    /// it holds live data, the address space reserved for it, and the versions readers hold.
+    public struct Statistics: Sendable, Hashable, CustomStringConvertible {
+        /// The file's size on disk, in bytes.
+        public let fileSize: Int
+        /// The bytes of the file's pages in use (the rest are free pages later writes reuse).
+        public let usedSize: Int
+        /// The address space reserved for the file's memory map, in bytes (not memory in use).
+        public let mapSize: Int
+        /// The read transactions holding a version of the file now, in every process.
+        public let readers: Int
+        /// The oldest version a reader holds, in any process: the pages it reads cannot be
+        /// reused until it moves on. `nil` when no reader holds one.
+        public let oldestPinnedVersion: Int?
+        /// The newest committed version.
+        public let currentVersion: Int
+
+        public var description: String {
+            "fileSize \(fileSize), usedSize \(usedSize), mapSize \(mapSize), readers \(readers), "
+                + "oldestPinnedVersion \(oldestPinnedVersion.map(String.init) ?? "none"), currentVersion \(currentVersion)"
+        }
+    }
+
+    /// The file's figures now (see ``Statistics``), read without this handle's snapshot.
+    /// - Throws: ``RealmError`` if the file cannot be read.
+    public var statistics: Statistics {
+        get throws {
+            checkThread()
+            do {
+                let s = try file.statistics()
+                return Statistics(
+                    fileSize: s.fileSize, usedSize: s.usedSize, mapSize: s.mapSize, readers: s.readers,
+                    oldestPinnedVersion: s.oldestReaderVersion, currentVersion: s.currentVersion)
+            } catch {
+                throw Realm.Error(error, url: file.url, doing: "Cannot read the statistics of")
+            }
+        }
+    }
+}
