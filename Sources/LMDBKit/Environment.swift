@@ -303,6 +303,23 @@ public final class Environment: @unchecked Sendable {
     let dbiLock = NSRecursiveLock()
     /// The thread whose write transaction holds `dbiLock`, guarded by `lock`.
     var dbiLockOwner: pthread_t?
+    /// The thread whose top-level write transaction is open, guarded by `lock`: LMDB's write
+    /// lock is not recursive, so a second write begun on that thread would wait for itself.
+    var writerThread: pthread_t?
+
+    /// Stops the process if this thread holds the write lock already: beginning another write
+    /// would wait forever for the one this thread must end first.
+    func checkNotWritingOnThisThread() {
+        if let writer = lock.withLock({ writerThread }), pthread_equal(writer, pthread_self()) != 0 {
+            fatalError(
+                "This thread already has a write transaction open on '\(path)' (through another handle of the file): "
+                    + "a second one would wait for it forever. Write through the handle that is writing, or end its write first.")
+        }
+    }
+
+    func setWriterThread(_ thread: pthread_t?) {
+        lock.withLock { writerThread = thread }
+    }
 
     func setDBILockOwner(_ owner: pthread_t?) {
         lock.withLock { dbiLockOwner = owner }

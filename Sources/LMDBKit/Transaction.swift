@@ -37,6 +37,8 @@ public struct Transaction: ~Copyable {
         /// A nested transaction does not count as one of the environment's active
         /// transactions: its parent does.
         var isNested = false
+        /// A top-level write transaction: its end releases the environment's writer thread.
+        var isWriter = false
         init() {}
     }
 
@@ -45,6 +47,7 @@ public struct Transaction: ~Copyable {
     /// If another process grew the map (`MDB_MAP_RESIZED`), the new size is adopted once no
     /// transaction of this process is active, and the begin is retried.
     package init(environment: Environment, readOnly: Bool) throws {
+        if !readOnly { environment.checkNotWritingOnThisThread() }
         var txn: OpaquePointer?
         while true {
             environment.enterTransaction()
@@ -61,6 +64,10 @@ public struct Transaction: ~Copyable {
         self.environment = environment
         self.isReadOnly = readOnly
         self.state = State()
+        if !readOnly {
+            state.isWriter = true
+            environment.setWriterThread(pthread_self())
+        }
     }
 
     /// Begins a write transaction nested in the write transaction `parent`: its changes join the
@@ -127,6 +134,7 @@ public struct Transaction: ~Copyable {
     }
 
     private static func finish(state: State, environment: Environment, committed: Bool) {
+        if state.isWriter { environment.setWriterThread(nil) }
         if state.holdsDBILock {
             if committed { for db in state.created { _ = environment.publish(db) } }
             environment.setDBILockOwner(nil)
