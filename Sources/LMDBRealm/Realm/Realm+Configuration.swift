@@ -13,8 +13,21 @@ extension Realm {
     /// Configurations are plain `Sendable` values: build one anywhere and open it on the thread,
     /// queue or actor that will use the realm.
     public struct Configuration: Sendable {
-        /// The realm file. `nil` means `default.realm` in the current directory.
-        public var fileURL: URL?
+        /// The realm file. `nil` means `default.realm` in the current directory (or, with
+        /// ``inMemoryIdentifier``, no file of the user's). Setting it clears
+        /// ``inMemoryIdentifier``.
+        public var fileURL: URL? {
+            didSet { if fileURL != nil { inMemoryIdentifier = nil } }
+        }
+
+        /// Names an in-memory realm instead of a file: every handle opened with the same
+        /// identifier in this process shares its data until the last one closes, and then the
+        /// data is gone. Everything works as with a file, notifications included; nothing is
+        /// flushed to disk (the data lives in a private file in `/dev/shm`, or the temporary
+        /// directory, deleted with the last handle). Setting it clears ``fileURL``.
+        public var inMemoryIdentifier: String? {
+            didSet { if inMemoryIdentifier != nil { fileURL = nil } }
+        }
 
         /// The model classes the file must hold, checked against the stored schema when the
         /// realm opens: a class that differs throws ``RealmError/Code/schemaMismatch``, a new
@@ -78,10 +91,11 @@ extension Realm {
 
         /// A configuration for the file at `fileURL`.
         public init(
-            fileURL: URL? = nil, readOnly: Bool = false, schemaVersion: UInt64 = 0, migrationBlock: MigrationBlock? = nil,
-            deleteRealmIfMigrationNeeded: Bool = false, objectTypes: [Object.Type]? = nil
+            fileURL: URL? = nil, inMemoryIdentifier: String? = nil, readOnly: Bool = false, schemaVersion: UInt64 = 0,
+            migrationBlock: MigrationBlock? = nil, deleteRealmIfMigrationNeeded: Bool = false, objectTypes: [Object.Type]? = nil
         ) {
             self.fileURL = fileURL
+            self.inMemoryIdentifier = inMemoryIdentifier
             self.readOnly = readOnly
             self.schemaVersion = schemaVersion
             self.migrationBlock = migrationBlock
@@ -100,7 +114,22 @@ extension Realm {
 
         /// The file this configuration opens.
         var resolvedFileURL: URL {
-            fileURL ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("default.realm")
+            if let inMemoryIdentifier { return Configuration.inMemoryFile(inMemoryIdentifier) }
+            return fileURL ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("default.realm")
+        }
+
+        /// The private file of the in-memory realm `identifier`: in a directory of this process
+        /// in `/dev/shm` (memory), or in the temporary directory where there is none.
+        private static func inMemoryFile(_ identifier: String) -> URL {
+            let base = FileManager.default.isWritableFile(atPath: "/dev/shm")
+                ? URL(fileURLWithPath: "/dev/shm") : FileManager.default.temporaryDirectory
+            let directory = base.appendingPathComponent("lmdbrealm-\(getuid())-\(getpid())")
+            // try?: a directory that cannot be made shows as the open's own error, naming the path.
+            try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let name = identifier.utf8.map { b in
+                (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) ? String(UnicodeScalar(b)) : String(format: "_%02x", b)
+            }.joined()
+            return directory.appendingPathComponent(name + ".realm")
         }
     }
 
@@ -136,6 +165,7 @@ extension StoreFile.Options {
     init(_ configuration: Realm.Configuration) {
         self.init(
             url: configuration.resolvedFileURL, readOnly: configuration.readOnly,
-            maximumFileSize: configuration.maximumFileSize, maximumNumberOfReaders: configuration.maximumNumberOfReaders)
+            maximumFileSize: configuration.maximumFileSize, maximumNumberOfReaders: configuration.maximumNumberOfReaders,
+            isInMemory: configuration.inMemoryIdentifier != nil)
     }
 }

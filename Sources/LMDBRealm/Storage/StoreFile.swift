@@ -64,6 +64,18 @@ final class StoreFile: @unchecked Sendable {
         var maximumFileSize: Int
         /// How many read transactions may be open on the file at once, in all processes.
         var maximumNumberOfReaders: Int
+        /// The file backs an in-memory realm: commits are not flushed, a file left by an
+        /// earlier holder is discarded, and the file is deleted when the last handle closes.
+        var isInMemory = false
+    }
+
+    /// Whether the file backs an in-memory realm (deleted with its last handle).
+    private(set) var isInMemory = false
+
+    deinit {
+        if isInMemory {
+            for path in [url.path, url.path + "-lock"] { unlink(path) }
+        }
     }
 
     /// The shared state of the file `options` name, opening the file if this process has not.
@@ -73,9 +85,14 @@ final class StoreFile: @unchecked Sendable {
     ) throws -> StoreFile {
         let url = configuration.url
         return try registryLock.withLock {
+            if configuration.isInMemory && !registry.values.contains(where: { $0.file?.url == url }) {
+                // Nothing of an earlier in-memory realm under this name is kept.
+                for path in [url.path, url.path + "-lock"] { unlink(path) }
+            }
             let environment = try openEnvironment(configuration, url: url)
             if let file = registry[environment.path]?.file { return file }
             let file = try load(environment, url: url, readOnly: configuration.readOnly)
+            file.isInMemory = configuration.isInMemory
             file.announcer = makeAnnouncer(file)
             registry[environment.path] = Weak(file: file)
             return file
@@ -109,6 +126,7 @@ final class StoreFile: @unchecked Sendable {
         options.maxDatabases = 256
         options.readOnly = configuration.readOnly
         options.fileMode = 0o600
+        if configuration.isInMemory { options.durability = .noSync }
         let environment: Environment
         do {
             environment = try Environment.open(path: path, options: options)
