@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 extension Realm {
     /// What a server's metrics endpoint reports about a realm's file: its size and how much of
@@ -37,6 +37,27 @@ extension Realm {
             } catch {
                 throw Realm.Error(error, url: file.url, doing: "Cannot read the statistics of")
             }
+        }
+    }
+}
+
+extension Realm {
+    /// Writes a compacted copy of the version this realm reads to a new file at `fileURL`:
+    /// every class, index and list, with no free pages. The copy appears whole or not at all.
+    /// - Throws: ``RealmError`` if a file is at `fileURL` already, or the copy cannot be
+    ///   written.
+    /// - Precondition: No write transaction is open on this realm, and `encryptionKey` is `nil`
+    ///   (LMDBRealm does not encrypt files, and does not pretend to).
+    public func writeCopy(toFile fileURL: URL, encryptionKey: Data? = nil) throws {
+        checkThread()
+        require(encryptionKey == nil, "LMDBRealm does not encrypt files: writeCopy(toFile:) takes no encryption key")
+        require(!isInWriteTransactionUnchecked, "Cannot write a copy of a realm inside a write transaction")
+        do {
+            try file.writeCopy(of: readView(), to: fileURL)
+        } catch let error as Realm.Error {
+            throw error
+        } catch {
+            throw Realm.Error(error, url: fileURL, doing: "Cannot write a copy of the realm to")
         }
     }
 }

@@ -217,3 +217,33 @@ extension StoreFile {
         )
     }
 }
+
+extension StoreFile {
+    /// Writes the version `view` reads into a new compacted file at `url`, which must not
+    /// exist: written beside it under another name, then linked in place (never replacing a
+    /// file), so `url` holds a whole copy or nothing.
+    func writeCopy(of view: StoreView, to url: URL) throws {
+        if FileManager.default.fileExists(atPath: url.path) {
+            throw RealmError(.fileAccess, "Cannot write a copy of the realm to '\(url.path)': a file is there already", fileURL: url)
+        }
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).copy-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        defer {
+            unlink(temporary.path)
+            unlink(temporary.path + "-lock")
+        }
+        var options = Environment.Options()
+        options.mapSize = environment.info().mapSize
+        options.maximumMapSize = options.mapSize
+        options.maxDatabases = 256
+        options.fileMode = 0o600
+        do {
+            try environment.writeCopy(of: view.transaction, to: temporary.path, options: options)
+        } catch let error as LMDBError {
+            throw RealmError(error, url: url, doing: "Cannot write a copy of the realm to")
+        }
+        if link(temporary.path, url.path) != 0 {
+            let reason = String(cString: strerror(errno))
+            throw RealmError(.fileAccess, "Cannot put the copy of the realm in place at '\(url.path)': \(reason)", fileURL: url)
+        }
+    }
+}
