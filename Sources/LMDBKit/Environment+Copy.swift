@@ -2,17 +2,14 @@ internal import CLMDB
 import Foundation
 
 extension Environment {
-    /// Writes every named database of the version `source` reads into a new file at `path`,
-    /// compacted: entries are appended in key order, so the copy's pages are full and hold no
-    /// free space. The file at `path` must not exist; the copy is complete when this returns.
-    /// `options` open the copy (its map must hold the data).
-    package func writeCopy(of source: UnsafeTransaction, to path: String, options: Options) throws {
-        require(!FileManager.default.fileExists(atPath: path), "writeCopy's destination must not exist")
-        // The names of the databases: the keys of the main database.
+    /// Opens every named database of the file (the keys of its main database) and returns
+    /// their names. A transaction begun afterwards can read them all.
+    package func openAllDatabases() throws -> [String] {
         var names: [String] = []
         do {
+            let txn = try Transaction(environment: self, readOnly: true)
             var cursor: OpaquePointer?
-            try check(mdb_cursor_open(source.handle, 1, &cursor), "mdb_cursor_open on the main database")
+            try check(mdb_cursor_open(txn.handle, 1, &cursor), "mdb_cursor_open on the main database")
             defer { mdb_cursor_close(cursor) }
             var key = MDB_val()
             var value = MDB_val()
@@ -23,17 +20,35 @@ extension Environment {
             }
             if rc != MDB_NOTFOUND { try check(rc, "mdb_cursor_get on the main database") }
         }
+        for name in names { _ = try database(named: name) }
+        return names
+    }
+
+    /// Writes the named databases `names` (see ``openAllDatabases()``) of the version `source`
+    /// reads into a new file at `path`, compacted: entries are appended in key order, so the
+    /// copy's pages are full and hold no free space. The file at `path` must not exist; the
+    /// copy is complete when this returns `true`. `options` open the copy.
+    /// - Returns: `false`, writing nothing, if `source` began before one of the databases was
+    ///   opened in this process and cannot read it (begin a new transaction and call again).
+    package func writeCopy(of source: UnsafeTransaction, names: [String], to path: String, options: Options) throws -> Bool {
+        require(!FileManager.default.fileExists(atPath: path), "writeCopy's destination must not exist")
+        var sources: [(name: String, dbi: UInt32, flags: UInt32)] = []
+        for name in names {
+            guard let db = try database(named: name) else { continue }
+            var flags: UInt32 = 0
+            let rc = mdb_dbi_flags(source.handle, MDB_dbi(db.dbi), &flags)
+            if rc == EINVAL { return false }
+            try check(rc, "mdb_dbi_flags on \(name)")
+            sources.append((name, db.dbi, flags))
+        }
         let copy = try Environment.open(path: path, options: options)
         let txn = try Transaction(environment: copy, readOnly: false)
-        for name in names {
-            guard let from = try database(named: name) else { continue }
-            var flags: UInt32 = 0
-            try check(mdb_dbi_flags(source.handle, MDB_dbi(from.dbi), &flags), "mdb_dbi_flags on \(name)")
-            let isDuplicateSort = flags & UInt32(MDB_DUPSORT) != 0
-            let to = try txn.createDatabase(named: name, flags: Database.Flags(rawValue: flags & UInt32(MDB_DUPSORT | MDB_DUPFIXED)))
+        for source0 in sources {
+            let isDuplicateSort = source0.flags & UInt32(MDB_DUPSORT) != 0
+            let to = try txn.createDatabase(named: source0.name, flags: Database.Flags(rawValue: source0.flags & UInt32(MDB_DUPSORT | MDB_DUPFIXED)))
             let unsafe = txn.unsafe
             var previousKey: [UInt8]?
-            try UnsafeCursor(transaction: source, dbi: from.dbi).forEach { key, value in
+            try UnsafeCursor(transaction: source, dbi: source0.dbi).forEach { key, value in
                 let sameKey = isDuplicateSort && previousKey.map { $0.elementsEqual(key) } == true
                 _ = try unsafe.put(
                     to.dbi, key: key, value: value,
@@ -43,5 +58,6 @@ extension Environment {
             }
         }
         try txn.commit()
+        return true
     }
 }

@@ -43,12 +43,15 @@ public final class Environment: @unchecked Sendable {
         public var pathIsDirectory: Bool = false
         /// Permissions of files the environment creates.
         public var fileMode: UInt32 = 0o600
+        /// Open without the lock file (`MDB_NOLOCK`): for a caller that holds the file's
+        /// exclusive lock itself (see ``Environment/lockExclusively(path:)``).
+        public var noLock: Bool = false
 
         public init() {}
 
         /// Whether `other` can share an environment opened with these options.
         func isCompatible(with other: Options) -> Bool {
-            readOnly == other.readOnly && maxReaders == other.maxReaders
+            readOnly == other.readOnly && noLock == other.noLock && maxReaders == other.maxReaders
                 && maxDatabases == other.maxDatabases && durability == other.durability
                 && pathIsDirectory == other.pathIsDirectory && maximumMapSize == other.maximumMapSize
         }
@@ -110,6 +113,7 @@ public final class Environment: @unchecked Sendable {
         var flags = UInt32(MDB_NOTLS)
         if !options.pathIsDirectory { flags |= UInt32(MDB_NOSUBDIR) }
         if options.readOnly { flags |= UInt32(MDB_RDONLY) }
+        if options.noLock { flags |= UInt32(MDB_NOLOCK) }
         switch options.durability {
         case .full: break
         case .noMetaSync: flags |= UInt32(MDB_NOMETASYNC)
@@ -124,6 +128,32 @@ public final class Environment: @unchecked Sendable {
 
         var dead: Int32 = 0
         try check(mdb_reader_check(handle, &dead), "mdb_reader_check on \(path)")
+    }
+
+    /// Takes the lock every process holds on the lock file while it has the environment at
+    /// `path` open (the first byte of `path`-lock, which LMDB locks shared), exclusively: it
+    /// succeeds only when no other process has the file open, and until it is released
+    /// (``unlockExclusively(_:)``) a process opening the file waits. This process must not
+    /// have the file open.
+    /// - Returns: The lock's file descriptor, or `nil` if another process has the file open.
+    public static func lockExclusively(path: String) -> Int32? {
+        let fd = Glibc.open(path + "-lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return nil }
+        var lock = flock()
+        lock.l_type = Int16(F_WRLCK)
+        lock.l_whence = Int16(SEEK_SET)
+        lock.l_start = 0
+        lock.l_len = 1
+        guard fcntl(fd, F_SETLK, &lock) == 0 else {
+            Glibc.close(fd)
+            return nil
+        }
+        return fd
+    }
+
+    /// Releases a lock taken by ``lockExclusively(path:)``.
+    public static func unlockExclusively(_ fd: Int32) {
+        Glibc.close(fd)
     }
 
     /// The registry's record of this environment; `nil` until the open succeeds.

@@ -5,6 +5,8 @@
 //     RealmTestHelper graph PATH               commits graph writes until killed, printing
 //                                              "ack N" after commit N returns
 //     RealmTestHelper rename-team PATH ID NAME sets the name of the graph workload's team ID
+//     RealmTestHelper hold PATH                opens PATH (any classes), prints "holding", and
+//                                              keeps it open until standard input closes
 //     RealmTestHelper logbook PATH COUNT       writes COUNT logbook entries at schema version 0
 //                                              (the release before a migration)
 //     RealmTestHelper migrate-logbook PATH     prints "migrating", migrates the logbook to schema
@@ -164,6 +166,17 @@ func runLogbook(_ arguments: [String]) throws {
 }
 
 let arguments = CommandLine.arguments
+if arguments.count == 3, arguments[1] == "hold" {
+    do {
+        let realm = try Realm(configuration: Realm.Configuration(fileURL: URL(fileURLWithPath: arguments[2])))
+        FileHandle.standardOutput.write(Data("holding \(realm.isEmpty ? "empty" : "data")\n".utf8))
+        _ = FileHandle.standardInput.readDataToEndOfFile()
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("\(error)\n".utf8))
+        exit(1)
+    }
+}
 if arguments.count >= 3, arguments[1] == "logbook" || arguments[1] == "migrate-logbook" {
     do {
         try runLogbook(arguments)

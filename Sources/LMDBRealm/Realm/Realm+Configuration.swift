@@ -52,6 +52,12 @@ extension Realm {
         /// version is newer) and start afresh: for caches whose data can be fetched again.
         public var deleteRealmIfMigrationNeeded = false
 
+        /// Asked, on the first open of the file in this process, with the file's size and the
+        /// bytes its data uses; returning `true` rewrites the file compacted before it opens —
+        /// only when no other process has it open (one opening it meanwhile waits), and
+        /// atomically: a crash leaves the file as it was.
+        public var shouldCompactOnLaunch: (@Sendable (_ totalBytes: Int, _ usedBytes: Int) -> Bool)?
+
         /// A realm file to start from: copied to ``fileURL`` when no file is there yet (a
         /// bundled database shipped with the app). The copy appears whole or not at all: two
         /// processes opening at once never see a half-copied file, and the first copy wins.

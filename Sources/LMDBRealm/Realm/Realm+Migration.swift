@@ -74,6 +74,18 @@ extension Realm {
         if let seed = configuration.seedFilePath, !configuration.readOnly, !FileManager.default.fileExists(atPath: url.path) {
             try copySeed(seed, to: url)
         }
+        if let shouldCompact = configuration.shouldCompactOnLaunch, !configuration.readOnly, configuration.inMemoryIdentifier == nil,
+            StoreFile.loaded(at: url) == nil, FileManager.default.fileExists(atPath: url.path)
+        {
+            switch try StoreFile.compactIfAsked(StoreFile.Options(configuration), shouldCompact) {
+            case .inUse:
+                configuration.logger?.log(.info, "Not compacting the realm at '\(url.path)': another process has it open")
+            case .declined:
+                break
+            case .compacted(let before, let after):
+                configuration.logger?.log(.info, "Compacted the realm at '\(url.path)' from \(before) to \(after) bytes")
+            }
+        }
         if configuration.deleteRealmIfMigrationNeeded, !configuration.readOnly, !StoreFile.isOpen(url),
             FileManager.default.fileExists(atPath: url.path)
         {

@@ -237,7 +237,14 @@ extension StoreFile {
         options.maxDatabases = 256
         options.fileMode = 0o600
         do {
-            try environment.writeCopy(of: view.transaction, to: temporary.path, options: options)
+            let names = try environment.openAllDatabases()
+            if try !environment.writeCopy(of: view.transaction, names: names, to: temporary.path, options: options) {
+                // The version predates a database this process opened since: the newest is copied.
+                let txn = try Transaction(environment: environment, readOnly: true)
+                guard try environment.writeCopy(of: txn.unsafe, names: names, to: temporary.path, options: options) else {
+                    throw RealmError(.fileAccess, "Cannot write a copy of the realm to '\(url.path)': its databases changed while copying", fileURL: url)
+                }
+            }
         } catch let error as LMDBError {
             throw RealmError(error, url: url, doing: "Cannot write a copy of the realm to")
         }
