@@ -76,6 +76,9 @@ enum QueryValue: Sendable, Hashable, CustomStringConvertible {
         case let v as NSNull:
             _ = v
             self = .null
+        case let v as any PersistableEnum:
+            // An enum as its stored raw value.
+            self.init(any: v.rawValue as Any)
         default:
             // Optionals wrapped in Any.
             let mirror = Mirror(reflecting: value!)

@@ -61,3 +61,16 @@ extension Realm {
         }
     }
 }
+
+extension Realm {
+    /// The classes the file holds, as stored (property order is the stored one), including
+    /// classes this program does not declare.
+    public var schema: Schema {
+        checkThread()
+        do {
+            return Schema(try allTables().map(\.schema))
+        } catch {
+            cannotRead("the catalog", error)
+        }
+    }
+}

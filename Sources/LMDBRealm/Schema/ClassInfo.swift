@@ -136,7 +136,9 @@ final class ClassInfo: @unchecked Sendable {
                 // read, of a link column, names it.
                 let property = schema.properties[column]
                 let isLink = property.type == .object || property.isArray || property.type == .linkingObjects
-                let same = persistable._rlmWithBytes { $0.map { $0.elementsEqual(marker) } ?? isLink }
+                // An enum cannot hold the marker (it is no case): its one read of a column of
+                // its raw kind names it.
+                let same = persistable is any PersistableEnum || persistable._rlmWithBytes { $0.map { $0.elementsEqual(marker) } ?? isLink }
                 if same && Swift.type(of: persistable)._rlmType == schema.properties[column].type {
                     name = schema.properties[column].name
                 }
@@ -181,6 +183,14 @@ final class ClassInfo: @unchecked Sendable {
     /// The class being recorded and the columns read so far; guarded by `lock` (the recorder
     /// runs under it).
     nonisolated(unsafe) private static var recording: (info: ClassInfo, reads: [Int32])?
+
+    /// Whether this thread is reading a key path on a recorder (whose values are markers).
+    static var isRecordingOnThisThread: Bool {
+        // The recorder runs under `lock`: another thread's recording holds it.
+        guard lock.try() else { return false }
+        defer { lock.unlock() }
+        return recording != nil
+    }
 
     /// Called by a recorder's property read: notes the column and returns its marker.
     static func recordAccess(_ column: Int32) -> UnsafeRawBufferPointer? {
