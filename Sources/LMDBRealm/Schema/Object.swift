@@ -61,7 +61,13 @@ open class Object {
     public class func sharedSchema() -> ObjectSchema {
         ClassInfo.of(self).schema
     }
+
+    /// The class name and every persisted property's value, one per line, as RealmSwift prints
+    /// an object.
+    open var description: String { _describe() }
 }
+
+extension Object: CustomStringConvertible {}
 
 @available(*, unavailable, message: "a managed Object belongs to its realm's thread; pass a ThreadSafeReference or its primary key")
 extension Object: Sendable {}

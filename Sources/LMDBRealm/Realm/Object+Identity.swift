@@ -1,0 +1,63 @@
+import Foundation
+
+// Equality, hashing and description of objects, as RealmSwift's: a managed object equals
+// another accessor of the same stored object (same file, class and key, read at the same kind
+// of version); an unmanaged one only itself.
+
+extension Object: Hashable {
+    public static func == (lhs: Object, rhs: Object) -> Bool {
+        lhs === rhs || lhs.isSameObject(as: rhs)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        guard _realm != nil else {
+            hasher.combine(ObjectIdentifier(self))
+            return
+        }
+        hasher.combine(ObjectIdentifier(type(of: self)))
+        hasher.combine(_key)
+    }
+
+    /// Whether `object` is the same stored object as this one: both managed by the same file,
+    /// of the same class, with the same key, and both live (or both frozen at one version).
+    /// An unmanaged object is the same only as itself.
+    public func isSameObject(as object: Object?) -> Bool {
+        guard let object else { return false }
+        if object === self { return true }
+        guard let a = _realm, let b = object._realm, a.file === b.file, type(of: self).className() == type(of: object).className(),
+            _key == object._key, a.isFrozen == b.isFrozen
+        else { return false }
+        return !a.isFrozen || a.snapshotID == b.snapshotID
+    }
+
+    /// The class and each persisted property's value, as RealmSwift prints them.
+    func _describe() -> String {
+        let info = ClassInfo.of(type(of: self))
+        let base = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
+        var lines: [String] = []
+        if _realm != nil && isInvalidated {
+            return "[invalid object]"
+        }
+        for (column, property) in info.schema.properties.enumerated() {
+            let shown: String
+            if property.isArray {
+                shown = property.isMap ? "Map<String, \(property.typeName)>" : property.isSet ? "MutableSet<\(property.typeName)>" : "List<\(property.typeName)>"
+            } else if property.type == .linkingObjects {
+                shown = "LinkingObjects<\(property.objectClassName ?? "")>"
+            } else if property.type == .object {
+                let linked = info.fields[column].accessor.linkedObject(at: base + info.fields[column].offset)
+                shown = _realm == nil ? (linked.map { "\(type(of: $0).className()) { … }" } ?? "nil") : (_readField(Int32(column)) == nil ? "nil" : "\(property.objectClassName ?? "") { … }")
+            } else {
+                let describeField: (UnsafeRawBufferPointer?) -> String = { field in
+                    guard let field else { return "nil" }
+                    return "\(decodeValue(field, type: property.type))"
+                }
+                shown = _realm == nil
+                    ? withExtendedLifetime(self) { info.fields[column].accessor.withValueBytes(at: base + info.fields[column].offset, describeField) }
+                    : describeField(_readField(Int32(column)))
+            }
+            lines.append("\t\(property.name) = \(shown);")
+        }
+        return "\(info.schema.className) {\n" + lines.joined(separator: "\n") + "\n}"
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+import LMDBRealm
+import TestSupport
+import Testing
+
+@Suite struct ObjectIdentityTests {
+    /// Two accessors of one stored object are equal and hash alike (so sets and dictionaries of
+    /// objects work); unmanaged objects equal only themselves; frozen and live differ.
+    @Test func managedObjectsAreEqualByStoredIdentity() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: makeConfiguration(dir, types: [Article.self]))
+            let a = Article(id: "a")
+            let twin = Article(id: "a")
+            #expect(a != twin && a == a)
+            try realm.write {
+                try realm.add(a)
+                try realm.add(Article(id: "b"))
+            }
+            let found = try #require(realm.object(ofType: Article.self, forPrimaryKey: "a"))
+            #expect(found == a && found.isSameObject(as: a) && found !== a)
+            #expect(found.hashValue == a.hashValue)
+            #expect(Set(realm.objects(Article.self)).count == 2)
+            #expect(Set([found, a]).count == 1)
+            #expect(found != realm.object(ofType: Article.self, forPrimaryKey: "b"))
+            #expect(!found.isSameObject(as: nil))
+            let frozen = found.freeze()
+            #expect(frozen != found && frozen == found.freeze())
+        }
+    }
+
+    @Test func anObjectDescribesItsClassAndValues() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: makeConfiguration(dir, types: [Article.self]))
+            let article = Article(id: "a", section: "Arts", wordCount: 7)
+            #expect(article.description.hasPrefix("Article {\n\tid = a;"))
+            #expect(article.description.contains("\tsection = Arts;"))
+            try realm.write { try realm.add(article) }
+            #expect(article.description.contains("\twordCount = 7;"))
+            #expect("\(article)".hasSuffix("\n}"))
+            try realm.write { realm.delete(article) }
+            #expect(article.description == "[invalid object]")
+        }
+    }
+}
