@@ -79,6 +79,10 @@ enum QueryValue: Sendable, Hashable, CustomStringConvertible {
         case let v as any PersistableEnum:
             // An enum as its stored raw value.
             self.init(any: v.rawValue as Any)
+        case let v as any CustomPersistable:
+            self.init(any: v.persistedValue as Any)
+        case let v as any FailableCustomPersistable:
+            self.init(any: v.persistedValue as Any)
         default:
             // Optionals wrapped in Any.
             let mirror = Mirror(reflecting: value!)

@@ -116,7 +116,7 @@ final class ClassInfo: @unchecked Sendable {
     /// only if exactly one read happened and the marker came back unchanged. Cached per key
     /// path.
     func propertyName(for keyPath: AnyKeyPath) -> String? {
-        ClassInfo.lock.withLock {
+        ClassInfo.lock.withLock { () -> String? in
             // Literal key paths are one object per call site: found by identity first (the
             // cache holds the key path, so its identity is not reused), then by value.
             if let known = keyPathsByIdentity[ObjectIdentifier(keyPath)], known.keyPath === keyPath { return known.name }
@@ -129,16 +129,21 @@ final class ClassInfo: @unchecked Sendable {
             let reads = ClassInfo.recording?.reads ?? []
             ClassInfo.recording = nil
             var name: String?
-            if reads.count == 1, let persistable = value as? any _Persistable {
+            // A failable custom type's optional reads the marker as nil: no value to check.
+            let declared = reads.count == 1 ? fields[Int(reads[0])].accessor.declaredValueType : nil
+            if reads.count == 1, declared is any _ConvertedPersistable.Type, value is any _Persistable {
+                name = schema.properties[Int(reads[0])].name
+            } else if reads.count == 1, let persistable = value as? any _Persistable {
                 let column = Int(reads[0])
                 let marker = markers[column]
                 // A link's read returns no object (none can be made without a realm): its one
                 // read, of a link column, names it.
                 let property = schema.properties[column]
                 let isLink = property.type == .object || property.isArray || property.type == .linkingObjects
-                // An enum cannot hold the marker (it is no case): its one read of a column of
-                // its raw kind names it.
-                let same = persistable is any PersistableEnum || persistable._rlmWithBytes { $0.map { $0.elementsEqual(marker) } ?? isLink }
+                // An enum or a custom type need not hold the marker (it is no case, or makes
+                // no value): its one read of a column of its stored kind names it.
+                let converted = Swift.type(of: persistable) is any _ConvertedPersistable.Type
+                let same = converted || persistable._rlmWithBytes { $0.map { $0.elementsEqual(marker) } ?? isLink }
                 if same && Swift.type(of: persistable)._rlmType == schema.properties[column].type {
                     name = schema.properties[column].name
                 }

@@ -14,7 +14,7 @@
 ///
 /// A stored raw value that names no case (the enum lost a case the file still holds) stops the
 /// process with a message naming the type and the value.
-public protocol PersistableEnum: _PersistableNonOptional, _Indexable, RawRepresentable, CaseIterable
+public protocol PersistableEnum: _PersistableNonOptional, _Indexable, _ConvertedPersistable, RawRepresentable, CaseIterable
 where RawValue: _PersistableNonOptional {}
 
 extension PersistableEnum {

@@ -140,6 +140,8 @@ protocol PersistedField {
     /// its object is managed, they live in the file, and a graph with cycles would otherwise
     /// keep itself (and its realm) alive.
     static func releaseLink(at value: UnsafeMutableRawPointer)
+    /// The declared value type.
+    static var declaredValueType: Any.Type { get }
 }
 
 extension Persisted: PersistedField {
@@ -177,6 +179,8 @@ extension Persisted: PersistedField {
         guard let origin = value.assumingMemoryBound(to: Value.self).pointee as? any LinkingObjectsValue else { return nil }
         return (Swift.type(of: origin).originClass, origin.propertyName)
     }
+
+    static var declaredValueType: Any.Type { Value.self }
 
     static func releaseLink(at value: UnsafeMutableRawPointer) {
         guard linkTarget != nil || listValue != nil else { return }

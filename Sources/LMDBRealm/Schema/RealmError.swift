@@ -54,6 +54,13 @@ public struct RealmError: Swift.Error, Sendable, Equatable, CustomStringConverti
         /// More versions of the file are pinned than
         /// ``Realm/Configuration/maximumNumberOfActiveVersions`` allows.
         public static let tooManyActiveVersions = Code(rawValue: "tooManyActiveVersions")
+
+        /// RealmSwift's name for ``noSpace``.
+        public static let outOfDiskSpace = noSpace
+        /// RealmSwift's name for ``incompatibleVersion``.
+        public static let unsupportedFileFormatVersion = incompatibleVersion
+        /// RealmSwift's name for ``invalidValue``.
+        public static let invalidInput = invalidValue
     }
 
     /// What kind of error this is.
@@ -89,6 +96,9 @@ public struct RealmError: Swift.Error, Sendable, Equatable, CustomStringConverti
     public static let readOnly = Code.readOnly
     public static let noSpace = Code.noSpace
     public static let tooManyActiveVersions = Code.tooManyActiveVersions
+    public static let outOfDiskSpace = Code.outOfDiskSpace
+    public static let unsupportedFileFormatVersion = Code.unsupportedFileFormatVersion
+    public static let invalidInput = Code.invalidInput
 }
 
 /// Lets `catch RealmError.fileNotFound` match a ``RealmError`` with that code.

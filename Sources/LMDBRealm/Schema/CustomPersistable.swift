@@ -1,0 +1,80 @@
+/// A type of your own that a `@Persisted` property can hold, stored as a type LMDBRealm knows
+/// (its ``PersistedType``) and queried as that type:
+///
+/// ```swift
+/// struct Temperature: CustomPersistable {
+///     var celsius: Double
+///     init(persistedValue: Double) { celsius = persistedValue }
+///     var persistedValue: Double { celsius }
+/// }
+/// final class Reading: Object {
+///     @Persisted var temperature: Temperature     // a new object's: Temperature(persistedValue: 0)
+/// }
+/// readings.where { $0.temperature == Temperature(persistedValue: 21.5) }
+/// ```
+public protocol CustomPersistable: _PersistableNonOptional, _Indexable, _ConvertedPersistable {
+    /// The stored type.
+    associatedtype PersistedType: _PersistableNonOptional
+    /// The value a stored value reads as.
+    init(persistedValue: PersistedType)
+    /// The value stored.
+    var persistedValue: PersistedType { get }
+}
+
+extension CustomPersistable {
+    public static var _rlmType: PropertyType { PersistedType._rlmType }
+    public static var _rlmOptional: Bool { false }
+    /// A new object's value: the one the stored type's default reads as.
+    public static var _rlmDefaultValue: Self { Self(persistedValue: PersistedType._rlmDefaultValue) }
+    public static func _rlmDecode(_ field: UnsafeRawBufferPointer?) -> Self { Self(persistedValue: PersistedType._rlmDecode(field)) }
+    public func _rlmWithBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
+        try persistedValue._rlmWithBytes(body)
+    }
+}
+
+/// As ``CustomPersistable``, for a type that some stored values cannot make (`URL` from a
+/// `String`): a stored value that does not read as one stops the process with a message
+/// naming the type and the value, and a new object's value is made from the stored type's
+/// default (which must read as one).
+public protocol FailableCustomPersistable: _PersistableNonOptional, _Indexable, _ConvertedPersistable {
+    /// The stored type.
+    associatedtype PersistedType: _PersistableNonOptional
+    /// The value a stored value reads as, or `nil` if it reads as none.
+    init?(persistedValue: PersistedType)
+    /// The value stored.
+    var persistedValue: PersistedType { get }
+}
+
+extension FailableCustomPersistable {
+    public static var _rlmType: PropertyType { PersistedType._rlmType }
+    public static var _rlmOptional: Bool { false }
+    public static var _rlmDefaultValue: Self {
+        guard let value = Self(persistedValue: PersistedType._rlmDefaultValue) else {
+            fatalError("\(Self.self) has no value for \(PersistedType.self)'s default: declare the property optional")
+        }
+        return value
+    }
+    public static func _rlmDecode(_ field: UnsafeRawBufferPointer?) -> Self {
+        let stored = PersistedType._rlmDecode(field)
+        guard let value = Self(persistedValue: stored) else {
+            // A key path being resolved reads a marker, which need not make a value.
+            if ClassInfo.isRecordingOnThisThread { return _rlmDefaultValue }
+            fatalError("The stored value \(stored) does not make a \(Self.self)")
+        }
+        return value
+    }
+    /// An optional property holds `nil` where the stored value makes none.
+    public static func _rlmGetOptional(_ object: Object, column: Int32) -> Self? {
+        guard let field = object._readField(column) else { return nil }
+        return Self(persistedValue: PersistedType._rlmDecode(field))
+    }
+    public func _rlmWithBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
+        try persistedValue._rlmWithBytes(body)
+    }
+}
+
+/// A type stored as another (an enum as its raw value, a custom type as its persisted value):
+/// reading a key path on a recorder cannot check its value against the stored marker.
+public protocol _ConvertedPersistable {}
+
+extension Optional: _ConvertedPersistable where Wrapped: _ConvertedPersistable {}
