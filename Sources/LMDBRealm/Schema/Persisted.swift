@@ -142,6 +142,12 @@ protocol PersistedField {
     static func releaseLink(at value: UnsafeMutableRawPointer)
     /// The declared value type.
     static var declaredValueType: Any.Type { get }
+    /// The property's value on `object`: read from the file for a managed object, from `value`
+    /// (the wrapper's value) for an unmanaged one. A `nil` optional is `nil`.
+    static func anyValue(of object: Object, column: Int32, at value: UnsafeRawPointer) -> Any?
+    /// Sets the property from `any` as the setter would; false if `any` is not a value of its
+    /// type (a number of another width is converted).
+    static func setAnyValue(_ any: Any?, of object: Object, column: Int32, at value: UnsafeMutableRawPointer) -> Bool
 }
 
 extension Persisted: PersistedField {
@@ -181,6 +187,41 @@ extension Persisted: PersistedField {
     }
 
     static var declaredValueType: Any.Type { Value.self }
+
+    static func anyValue(of object: Object, column: Int32, at value: UnsafeRawPointer) -> Any? {
+        let v: Value = object._realm == nil ? value.assumingMemoryBound(to: Value.self).pointee : Value._rlmGet(object, column: column)
+        if Value._rlmOptional, Mirror(reflecting: v).children.isEmpty, Mirror(reflecting: v).displayStyle == .optional { return nil }
+        return v
+    }
+
+    static func setAnyValue(_ any: Any?, of object: Object, column: Int32, at value: UnsafeMutableRawPointer) -> Bool {
+        let typed: Value
+        if let any {
+            if let t = any as? Value {
+                typed = t
+            } else if let integer = any as? any BinaryInteger, let converted = Self.integer(integer) {
+                typed = converted
+            } else {
+                return false
+            }
+        } else {
+            guard Value._rlmOptional else { return false }
+            typed = Value._rlmDefaultValue
+        }
+        if object._realm == nil {
+            value.assumingMemoryBound(to: Value.self).pointee = typed
+        } else {
+            Value._rlmSet(object, column: column, typed)
+        }
+        return true
+    }
+
+    /// `integer` as the property's integer type, if it is one and holds the value.
+    private static func integer(_ integer: any BinaryInteger) -> Value? {
+        func convert<T: _PersistableInteger>(_: T.Type) -> Value? { T(exactly: integer) as? Value }
+        guard let type = Value.self as? any _PersistableInteger.Type else { return nil }
+        return convert(type)
+    }
 
     static func releaseLink(at value: UnsafeMutableRawPointer) {
         guard linkTarget != nil || listValue != nil else { return }

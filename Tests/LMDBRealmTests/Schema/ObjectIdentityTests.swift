@@ -42,3 +42,27 @@ import Testing
         }
     }
 }
+
+@Suite struct ObjectSubscriptTests {
+    /// Properties read and written by name, on unmanaged and managed objects, as RealmSwift's
+    /// key-value access.
+    @Test func propertiesAreReadAndWrittenByName() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: makeConfiguration(dir, types: [Post.self, Tag.self]))
+            let post = Post()
+            post["id"] = 7
+            post["title"] = "by name"
+            #expect(post.id == 7 && post.title == "by name")
+            #expect(post["title"] as? String == "by name")
+            try realm.write { try realm.add(post) }
+            #expect(post["id"] as? Int == 7)
+            try realm.write {
+                post["title"] = "changed"
+                (post["scores"] as? List<Double>)?.append(2.5)
+                post["labels"] = List<String?>()
+            }
+            #expect(post.title == "changed" && Array(post.scores) == [2.5])
+            #expect((post["tags"] as? List<Tag>)?.count == 0)
+        }
+    }
+}

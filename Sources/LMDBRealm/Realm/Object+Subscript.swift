@@ -1,0 +1,36 @@
+import Foundation
+
+extension Object {
+    /// The value of the persisted property called `key`, by name (RealmSwift's key-value
+    /// access): a `nil` optional is `nil`, a link its object, a list its `List`. Setting it
+    /// needs a write transaction on a managed object, as the property's setter does.
+    /// - Precondition: The class has a persisted property `key`, and a value set is of its
+    ///   type (an integer of another width is converted when it fits).
+    public subscript(key: String) -> Any? {
+        get {
+            let (info, column) = Self.persistedProperty(key, of: self)
+            let base = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
+            let field = info.fields[column]
+            return withExtendedLifetime(self) { field.accessor.anyValue(of: self, column: Int32(column), at: base + field.offset) }
+        }
+        set {
+            let (info, column) = Self.persistedProperty(key, of: self)
+            let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(self).toOpaque())
+            let field = info.fields[column]
+            let stored = withExtendedLifetime(self) {
+                field.accessor.setAnyValue(newValue, of: self, column: Int32(column), at: base + field.offset)
+            }
+            require(
+                stored,
+                "Invalid value '\(newValue.map { "\($0)" } ?? "nil")' of type '\(newValue.map { "\(type(of: $0))" } ?? "nil")' for '\(info.schema.className).\(key)' (\(field.accessor.declaredTypeName))")
+        }
+    }
+
+    private static func persistedProperty(_ key: String, of object: Object) -> (ClassInfo, Int) {
+        let info = ClassInfo.of(type(of: object))
+        guard let column = info.schema.properties.firstIndex(where: { $0.name == key }) else {
+            fatalError("Invalid property name '\(key)' for class '\(info.schema.className)'")
+        }
+        return (info, column)
+    }
+}
