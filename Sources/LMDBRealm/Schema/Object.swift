@@ -23,6 +23,16 @@ open class Object {
         ColumnCounter.reset()
     }
 
+    /// An unmanaged object whose properties are taken from `value`, as RealmSwift's: a
+    /// dictionary of values by property name, an array of them in property order, or another
+    /// object (a detached copy). A linked object or a list's element may itself be given as a
+    /// dictionary or an array; properties not given keep their defaults.
+    /// - Precondition: Each value given fits its property.
+    public required convenience init(value: Any) {
+        self.init()
+        _fill(value: value)
+    }
+
     // MARK: - Managed state (nil realm: unmanaged)
 
     /// The realm that manages this object; set by `add` and by every accessor the store makes.

@@ -1,0 +1,126 @@
+import Foundation
+
+/// A collection property that takes elements of any type by conversion (see ``Object/init(value:)``).
+protocol AnyElementAppending {
+    /// Appends `value` converted to the element type; false if it is not one (nor an object's
+    /// value, for a collection of objects).
+    func appendAny(_ value: Any?) -> Bool
+    /// The elements, as values.
+    var anyElements: [Any?] { get }
+}
+
+/// Converts `value` to `type` where it is an object's value (a dictionary or an array) for a
+/// class of objects; returns it as it is otherwise.
+private func converted(_ value: Any?, to type: Any.Type) -> Any? {
+    guard let value, let target = type as? Object.Type ?? (type as? any LinkValue.Type)?.targetType else { return value }
+    if value is Object { return value }
+    return target.init(value: value)
+}
+
+extension List: AnyElementAppending {
+    var anyElements: [Any?] { map { $0 } }
+    func appendAny(_ value: Any?) -> Bool {
+        guard let element = converted(value, to: Element.self) as? Element ?? (value == nil ? Element._rlmOptional ? Element._rlmDefaultValue : nil : nil)
+        else { return false }
+        append(element)
+        return true
+    }
+}
+
+extension MutableSet: AnyElementAppending {
+    var anyElements: [Any?] { map { $0 } }
+    func appendAny(_ value: Any?) -> Bool {
+        guard let element = converted(value, to: Element.self) as? Element ?? (value == nil ? Element._rlmOptional ? Element._rlmDefaultValue : nil : nil)
+        else { return false }
+        insert(element)
+        return true
+    }
+}
+
+extension Object {
+    /// Sets the properties `value` gives (see ``init(value:)``).
+    func _fill(value: Any) {
+        let info = ClassInfo.of(type(of: self))
+        let names = info.schema.properties.filter { $0.type != .linkingObjects }.map(\.name)
+        var given: [(String, Any?)] = []
+        switch value {
+        case let dictionary as [String: Any?]:
+            given = dictionary.map { ($0.key, $0.value) }
+        case let dictionary as [String: Any]:
+            given = dictionary.map { ($0.key, Optional($0.value)) }
+        case let object as Object:
+            given = ClassInfo.of(type(of: object)).schema.properties.filter { $0.type != .linkingObjects && names.contains($0.name) }
+                .map { ($0.name, object[$0.name]) }
+        case let array as [Any?]:
+            require(array.count <= names.count, "Invalid array of \(array.count) values for '\(info.schema.className)': it has \(names.count) properties")
+            given = zip(names, array).map { ($0, $1) }
+        case let array as [Any]:
+            require(array.count <= names.count, "Invalid array of \(array.count) values for '\(info.schema.className)': it has \(names.count) properties")
+            given = zip(names, array).map { ($0, Optional($1)) }
+        default:
+            fatalError("Invalid value '\(value)' to initialize an object of type '\(info.schema.className)': give a dictionary, an array or an object")
+        }
+        for (name, v) in given {
+            guard let column = info.schema.properties.firstIndex(where: { $0.name == name }) else {
+                fatalError("Invalid property name '\(name)' for class '\(info.schema.className)'")
+            }
+            let accessor = info.fields[column].accessor
+            if info.schema.properties[column].isArray {
+                guard let collection = self[name] as? any AnyElementAppending else {
+                    // A map: its entries given as a dictionary.
+                    require(self[name] != nil, "'\(info.schema.className).\(name)' cannot be set from '\(v ?? "nil")'")
+                    self[name] = v
+                    continue
+                }
+                let elements: [Any?]
+                switch v {
+                case let array as [Any?]: elements = array
+                case let array as [Any]: elements = array.map { Optional($0) }
+                case let other as any AnyElementAppending: elements = other.anyElements  // another object's
+                case nil: elements = []
+                default: fatalError("Invalid value '\(v!)' for the collection '\(info.schema.className).\(name)': give an array")
+                }
+                for element in elements {
+                    require(collection.appendAny(element), "Invalid value '\(element ?? "nil")' for an element of '\(info.schema.className).\(name)'")
+                }
+                continue
+            }
+            self[name] = converted(v, to: accessor.declaredValueType)
+        }
+    }
+}
+
+extension Realm {
+    /// Creates an object of `type` from `value` (as ``Object/init(value:)`` takes it) and adds
+    /// it, returning the managed object. Under `.modified` or `.all`, an object whose primary
+    /// key is stored already is updated instead — with only the properties `value` names, when
+    /// it is a dictionary.
+    /// - Throws: As ``add(_:update:)``.
+    @discardableResult
+    public func create<T: Object>(_ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error) throws -> T {
+        checkWriteThread()
+        let info = ClassInfo.of(type)
+        if update != .error, let dictionary = (value as? [String: Any?]) ?? (value as? [String: Any]).map({ $0.mapValues { Optional($0) } }),
+            let key = info.primaryKeyColumn.map({ info.schema.properties[$0].name }), let pk = dictionary[key] ?? nil,
+            let existing = object(ofType: type, forPrimaryKey: pk)
+        {
+            for (name, v) in dictionary where name != key {
+                guard let column = info.schema.properties.firstIndex(where: { $0.name == name }) else {
+                    fatalError("Invalid property name '\(name)' for class '\(info.schema.className)'")
+                }
+                let property = info.schema.properties[column]
+                if property.isArray {
+                    // A list given anew replaces the stored one.
+                    let fresh = T(value: [name: v])
+                    existing[name] = fresh[name]
+                } else {
+                    existing[name] = converted(v, to: info.fields[column].accessor.declaredValueType)
+                }
+            }
+            return existing
+        }
+        let object = type.init(value: value)
+        try add(object, update: update)
+        return object
+    }
+}
