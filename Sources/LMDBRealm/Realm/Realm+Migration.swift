@@ -172,16 +172,13 @@ extension Realm {
         } catch {
             throw Realm.Error(error, url: file.url, doing: "Cannot read the realm to migrate at path")
         }
-        for change in comparison.changed {
+        // Classes whose primary key changes: their objects are re-keyed once the block has set
+        // the new keys.
+        let rekeyed = comparison.changed.filter { change in
             let stored = change.table.schema.primaryKeyProperty
             let declared = change.info.schema.primaryKeyProperty
-            guard stored?.name == declared?.name && stored?.type == declared?.type else {
-                throw Realm.Error(
-                    .schemaMismatch,
-                    "Cannot migrate '\(change.info.schema.className)': its primary key changes from '\(stored?.name ?? "none")' to '\(declared?.name ?? "none")', which migrations cannot do yet",
-                    fileURL: file.url)
-            }
-        }
+            return stored?.name != declared?.name || stored?.type != declared?.type
+        }.map(\.info.schema.className)
         let started = ContinuousClock.now
         let path = file.url.path
         log(
@@ -219,6 +216,10 @@ extension Realm {
             if let failure = migration.failure { throw failure }
             for name in migration.touched {
                 if let table = migration.newTables[name] { try session.rebuildIndexes(of: table) }
+            }
+            for name in rekeyed {
+                guard let table = migration.newTables[name] else { continue }
+                try session.rekey(table, in: Array(migration.newTables.values))
             }
             try session.storeSchemaVersion(target)
             try commitWrite()
