@@ -8,14 +8,14 @@ import Testing
 final class ShelfV1: Object {
     @Persisted(primaryKey: true) var id: Int
     @Persisted var name = ""
-    override class func className() -> String { "Shelf" }
+    override class func className() -> String { "Rack" }
 }
 
 final class ShelfV2: Object {
     @Persisted(primaryKey: true) var code: String
     @Persisted var id = 0
     @Persisted var name = ""
-    override class func className() -> String { "Shelf" }
+    override class func className() -> String { "Rack" }
 }
 
 final class Volume: Object {
@@ -81,7 +81,7 @@ private func version1(_ dir: URL, block: @escaping MigrationBlock) -> Realm.Conf
         try withTemporaryDirectory { dir in
             _ = try writeLibrary(dir)
             let realm = try Realm(configuration: version1(dir) { migration, _ in
-                migration.enumerateObjects(ofType: "Shelf") { old, new in
+                migration.enumerateObjects(ofType: "Rack") { old, new in
                     new!["code"] = "S\(old!["id"] as! Int)"
                 }
             })
@@ -92,7 +92,7 @@ private func version1(_ dir: URL, block: @escaping MigrationBlock) -> Realm.Conf
             let library = try #require(realm.object(ofType: LibraryV2.self, forPrimaryKey: "city"))
             #expect(library.shelves.map(\.code) == ["S3", "S1", "S3"])
             #expect(library.byTopic["poetry"]??.code == "S2")
-            // (Queries through the link would name the class 'Shelf', which two classes of this
+            // (Queries through the link would name the class 'Rack', which two classes of this
             // test target declare; an app declares one.)
             #expect(realm.objects(Volume.self).filter { $0.shelf?.code == "S3" }.count == 2)
             #expect(realm.indexProblems() == [])
@@ -109,7 +109,7 @@ private func version1(_ dir: URL, block: @escaping MigrationBlock) -> Realm.Conf
             let old = try writeLibrary(dir)
             do {
                 _ = try Realm(configuration: version1(dir) { migration, _ in
-                    migration.enumerateObjects(ofType: "Shelf") { _, new in new!["code"] = "same" }
+                    migration.enumerateObjects(ofType: "Rack") { _, new in new!["code"] = "same" }
                 })
                 Issue.record("duplicate keys must fail the migration")
             } catch let error as Realm.Error {
