@@ -220,21 +220,21 @@ public final class Environment: @unchecked Sendable {
     /// transaction, including reset ones that keep their slot for reuse. The corresponding
     /// LMDB function is `mdb_reader_list`.
     public func readerSlotsInUse() -> Int {
-        final class Lines { var text = "" }
-        let lines = Lines()
-        _ = mdb_reader_list(handle, { message, context in
-            let lines = Unmanaged<Lines>.fromOpaque(context!).takeUnretainedValue()
-            lines.text += String(cString: message!)
-            return 0
-        }, Unmanaged.passUnretained(lines).toOpaque())
-        // A header line, then one line per held slot; "(no active readers)" when none.
-        return lines.text.split(separator: "\n").dropFirst().filter { !$0.contains("no active readers") }.count
+        readerList().filter { !$0.contains("no active readers") }.count
     }
 
     /// The versions (transaction IDs) the reader slots of the lock file hold now, by any
     /// process; a slot kept for reuse holds none. The corresponding LMDB function is
     /// `mdb_reader_list`.
     public func readerVersions() -> [Int] {
+        readerList().compactMap { line in
+            line.split(separator: " ", omittingEmptySubsequences: true).last.flatMap { Int($0) }
+        }
+    }
+
+    /// The lines `mdb_reader_list` prints after its header ("pid thread txnid"): one per held
+    /// slot, its version "-" when reset; "(no active readers)" when there is none.
+    private func readerList() -> [Substring] {
         final class Lines { var text = "" }
         let lines = Lines()
         _ = mdb_reader_list(handle, { message, context in
@@ -242,10 +242,7 @@ public final class Environment: @unchecked Sendable {
             lines.text += String(cString: message!)
             return 0
         }, Unmanaged.passUnretained(lines).toOpaque())
-        // A header line ("pid thread txnid"), then one line per slot; "-" for a reset one.
-        return lines.text.split(separator: "\n").dropFirst().compactMap { line in
-            line.split(separator: " ", omittingEmptySubsequences: true).last.flatMap { Int($0) }
-        }
+        return Array(lines.text.split(separator: "\n").dropFirst())
     }
 
     /// The pages of the file on LMDB's free list as `transaction` sees it: pages the file

@@ -98,7 +98,9 @@ extension Realm {
         /// A configuration for the file at `fileURL`.
         public init(
             fileURL: URL? = nil, inMemoryIdentifier: String? = nil, readOnly: Bool = false, schemaVersion: UInt64 = 0,
-            migrationBlock: MigrationBlock? = nil, deleteRealmIfMigrationNeeded: Bool = false, objectTypes: [Object.Type]? = nil
+            migrationBlock: MigrationBlock? = nil, deleteRealmIfMigrationNeeded: Bool = false,
+            shouldCompactOnLaunch: (@Sendable (_ totalBytes: Int, _ usedBytes: Int) -> Bool)? = nil, objectTypes: [Object.Type]? = nil,
+            seedFilePath: URL? = nil
         ) {
             self.fileURL = fileURL
             self.inMemoryIdentifier = inMemoryIdentifier
@@ -106,7 +108,9 @@ extension Realm {
             self.schemaVersion = schemaVersion
             self.migrationBlock = migrationBlock
             self.deleteRealmIfMigrationNeeded = deleteRealmIfMigrationNeeded
+            self.shouldCompactOnLaunch = shouldCompactOnLaunch
             self.objectTypes = objectTypes
+            self.seedFilePath = seedFilePath
         }
 
         /// The configuration `Realm()` uses: `default.realm` in the current directory unless

@@ -3,10 +3,11 @@ import Foundation
 import TestSupport
 import Testing
 
-/// Changes to linked objects when the change log is unknown (another process's commit): the
-/// observers compare the linked objects in both versions and report what the logged path
-/// reports. Each test runs with this process's logs (`true`) and without (`false`, the way
-/// another process's commit is seen); one crosses a real process boundary.
+/// Changes to linked objects reach observers: found through the change log of this process's
+/// commits, and, when the log is unknown (another process's commit), by comparing the linked
+/// objects in both versions, with the same result. Each test runs with this process's logs
+/// (`true`) and without (`false`, the way another process's commit is seen); one crosses a real
+/// process boundary.
 @Suite struct LinkedComparisonTests {
     private func configuration(_ config: Realm.Configuration, logs: Bool) -> Realm.Configuration {
         var config = config
