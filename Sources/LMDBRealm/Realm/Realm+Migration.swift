@@ -126,6 +126,31 @@ extension Realm {
     /// Brings the file to the configuration's schema version: checks the version, applies the
     /// model's changes to the stored classes and runs the migration block, all in one write.
     func migrateIfNeeded() throws {
+        // Opened again as before (the same catalog, version and classes): nothing to check.
+        let signature = try schemaSignature()
+        if file.schemaVerified(signature) { return }
+        try checkAndMigrate()
+        file.noteSchemaVerified(try schemaSignature())
+    }
+
+    /// What the schema check depends on: the catalog's version, the stored and the
+    /// configuration's schema version, and the classes compared (the configuration's, or as
+    /// many as the process knows).
+    private func schemaSignature() throws -> String {
+        let catalog: UInt64
+        let stored: UInt64?
+        do {
+            catalog = try file.catalogVersion(in: readView())
+            stored = try file.schemaVersion(in: readView())
+        } catch {
+            throw Realm.Error(error, url: file.url, doing: "Cannot read the catalog of")
+        }
+        let classes = configuration.objectTypes.map { types in types.map { "\(ObjectIdentifier($0).hashValue)" }.joined(separator: ",") }
+            ?? "described \(ClassInfo.describedCount)"
+        return "\(catalog)|\(stored.map(String.init) ?? "-")|\(configuration.schemaVersion)|\(configuration.readOnly)|\(classes)"
+    }
+
+    private func checkAndMigrate() throws {
         let comparison = try Realm.compareSchema(file, readView(), configuration)
         let target = configuration.schemaVersion
         let version = comparison.version

@@ -209,6 +209,9 @@ final class ClassInfo: @unchecked Sendable {
     nonisolated(unsafe) private static var byName: [String: ClassInfo] = [:]
     // nonisolated(unsafe): `cache` and `byName` are only read or written while `lock` is held.
 
+    /// How many classes this process has described so far.
+    static var describedCount: Int { lock.withLock { cache.count } }
+
     /// The cached description of `type`, discovered on first use.
     static func of(_ type: Object.Type) -> ClassInfo {
         let id = ObjectIdentifier(type)

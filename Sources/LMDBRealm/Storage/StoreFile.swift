@@ -72,6 +72,17 @@ final class StoreFile: @unchecked Sendable {
     /// Whether the file backs an in-memory realm (deleted with its last handle).
     private(set) var isInMemory = false
 
+    /// What a realm opening the file last found its schema to match (see
+    /// `Realm.migrateIfNeeded`), so that opening it again the same way checks nothing; guarded
+    /// by `lock`.
+    private var verifiedSchemaSignature: String?
+
+    /// Whether `signature` was verified last.
+    func schemaVerified(_ signature: String) -> Bool { lock.withLock { verifiedSchemaSignature == signature } }
+
+    /// Records `signature` as verified.
+    func noteSchemaVerified(_ signature: String) { lock.withLock { verifiedSchemaSignature = signature } }
+
     deinit {
         if isInMemory {
             for path in [url.path, url.path + "-lock"] { unlink(path) }
