@@ -128,7 +128,11 @@ public final class Environment: @unchecked Sendable {
 
         var dead: Int32 = 0
         try check(mdb_reader_check(handle, &dead), "mdb_reader_check on \(path)")
+        staleReadersClearedAtOpen = Int(dead)
     }
+
+    /// The reader slots of processes that died, cleared when the environment opened.
+    public private(set) var staleReadersClearedAtOpen = 0
 
     /// Takes the lock every process holds on the lock file while it has the environment at
     /// `path` open (the first byte of `path`-lock, which LMDB locks shared), exclusively: it

@@ -63,8 +63,10 @@ extension Realm {
         /// processes opening at once never see a half-copied file, and the first copy wins.
         public var seedFilePath: URL?
 
-        /// Where realms of this configuration report opening the file and migrating it (with
-        /// progress every 100,000 objects); `nil` (the default) reports nothing.
+        /// Where realms of this configuration report what they do on their own: opening the file,
+        /// migrating it (with progress every 100,000 objects), compacting it, and clearing the
+        /// reader slots of processes that died; `nil` (the default) reports nothing. (The map is
+        /// reserved at ``maximumFileSize`` once, so it never grows.)
         public var logger: Logger?
 
         /// How many objects a migration rewrites or enumerates between progress reports.

@@ -97,7 +97,14 @@ extension Realm {
             }()
             if needed { try deleteFiles(for: configuration) }
         }
-        return try StoreFile.open(StoreFile.Options(configuration)) { CommitHub(file: $0) }
+        let loaded = StoreFile.loaded(at: url) != nil
+        let file = try StoreFile.open(StoreFile.Options(configuration)) { CommitHub(file: $0) }
+        if !loaded, file.staleReadersClearedAtOpen > 0 {
+            configuration.logger?.log(
+                .warn,
+                "Cleared \(file.staleReadersClearedAtOpen) reader slot(s) of the realm at '\(url.path)' left by processes that died")
+        }
+        return file
     }
 
     /// Copies `seed` to `url` if nothing is there: into a file of its own in the same directory,

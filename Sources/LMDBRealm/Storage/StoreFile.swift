@@ -69,6 +69,9 @@ final class StoreFile: @unchecked Sendable {
         var isInMemory = false
     }
 
+    /// The reader slots of processes that died, cleared when this process opened the file.
+    var staleReadersClearedAtOpen: Int { environment.staleReadersClearedAtOpen }
+
     /// Whether the file backs an in-memory realm (deleted with its last handle).
     private(set) var isInMemory = false
 

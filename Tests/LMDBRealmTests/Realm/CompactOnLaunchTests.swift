@@ -104,3 +104,55 @@ private final class Asked: @unchecked Sendable {
         }
     }
 }
+
+@Suite struct StaleReaderTests {
+    let helper = builtExecutable(named: "RealmTestHelper")
+
+    /// Starts a process holding the file at `url` open (with a reader slot), once it says so.
+    private func holder(_ url: URL) throws -> (Process, Pipe) {
+        let process = Process()
+        process.executableURL = helper
+        process.arguments = ["hold", url.path]
+        let output = Pipe()
+        let input = Pipe()
+        process.standardOutput = output
+        process.standardInput = input
+        try process.run()
+        var text = ""
+        while !text.contains("holding") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        return (process, input)
+    }
+
+    /// A process killed while it read leaves its reader slot (while another keeps the file
+    /// open, so the lock file is not started afresh); the next process to open the file clears
+    /// it and says so through the logger.
+    @Test func readerSlotsOfADeadProcessAreClearedAndReported() throws {
+        try withTemporaryDirectory { dir in
+            let url = dir.appendingPathComponent("stale.realm")
+            do {
+                let realm = try Realm(configuration: Realm.Configuration(fileURL: url, objectTypes: [Article.self]))
+                try realm.write { try realm.add(Article(id: "a")) }
+            }
+            let (alive, aliveInput) = try holder(url)
+            let (doomed, _) = try holder(url)
+            kill(doomed.processIdentifier, SIGKILL)
+            doomed.waitUntilExit()
+            let messages = LockedStrings()
+            var config = Realm.Configuration(fileURL: url, objectTypes: [Article.self])
+            config.logger = Realm.Logger(level: .info) { level, message in messages.append("\(level): \(message)") }
+            do {
+                let realm = try Realm(configuration: config)
+                #expect(realm.objects(Article.self).count == 1)
+            }
+            try aliveInput.fileHandleForWriting.close()
+            alive.waitUntilExit()
+            #expect(
+                messages.values.contains { $0.hasPrefix("warn: Cleared 1 reader slot(s)") && $0.hasSuffix("left by processes that died") },
+                "\(messages.values)")
+        }
+    }
+}
