@@ -46,31 +46,33 @@ extension Results {
     /// Whether the results belong to a frozen realm.
     public var isFrozen: Bool { core.realm.isFrozen }
 
-    /// The results as they are now, frozen: `Sendable`, readable from any thread, never
-    /// changing.
+    /// The results as they are now, frozen: they never change, and any thread may read them
+    /// (the results themselves if they are frozen). To hand them to another thread, task or
+    /// actor in Swift 6, wrap them in ``FrozenResults``, which is `Sendable`:
     ///
     /// ```swift
-    /// let frozen = realm.objects(Article.self).freeze()
+    /// let frozen = FrozenResults(realm.objects(Article.self))   // freezes
     /// Task.detached { print(frozen.count) }
     /// ```
-    public func freeze() -> FrozenResults<Element> {
+    public func freeze() -> Results<Element> {
         let realm = core.realm
         realm.checkThread()
-        if realm.isFrozen { return FrozenResults(unchecked: self) }
-        let frozen = realm.freeze()
-        return FrozenResults(unchecked: Results(core: ResultsCore(realm: frozen, info: core.info, steps: core.steps)))
+        if realm.isFrozen { return self }
+        return Results(core: ResultsCore(realm: realm.freeze(), info: core.info, steps: core.steps))
     }
 
-    /// Live results of the same query on a realm confined to the calling thread; the results
-    /// themselves if they are live.
-    public func thaw() -> Results<Element> {
+    /// Live results of the same query on a realm confined to the calling thread, at the newest
+    /// version; the results themselves if they are live. (`nil` is never returned here; the
+    /// optional is RealmSwift's.)
+    public func thaw() -> Results<Element>? {
         guard core.realm.isFrozen else { return self }
         return Results(core: ResultsCore(realm: core.realm.thaw(), info: core.info, steps: core.steps))
     }
 }
 
-/// Results frozen at one version: `Sendable`, readable from any number of threads at once, and
-/// never changing. Made by ``Results/freeze()``, and carried by ``Results/changes``.
+/// Results frozen at one version, `Sendable`: readable from any number of threads at once, and
+/// never changing. Made by `FrozenResults(results)` (which freezes them), and carried by
+/// ``Results/changes``.
 ///
 /// ```swift
 /// for await change in articles.changes {
@@ -94,7 +96,7 @@ public struct FrozenResults<Element: Object>: RandomAccessCollection, CustomStri
 
     /// Freezes `results` (see ``Results/freeze()``).
     public init(_ results: Results<Element>) {
-        self = results.freeze()
+        self.results = results.freeze()
     }
 
     public var startIndex: Int { 0 }
@@ -110,7 +112,7 @@ public struct FrozenResults<Element: Object>: RandomAccessCollection, CustomStri
     public var isFrozen: Bool { true }
 
     /// Live results of the same query on a realm confined to the calling thread.
-    public func thaw() -> Results<Element> { results.thaw() }
+    public func thaw() -> Results<Element>? { results.thaw() }
 }
 
 extension _ObjectBehaviors where Self: Object {

@@ -333,9 +333,9 @@ extension Results {
             observe(keyPaths: keyPaths, on: queue, releaseSynchronously: releaseSynchronously) { change in
                 switch change {
                 case .initial(let results):
-                    deliver(.initial(results.freeze()), false)
+                    deliver(.initial(FrozenResults(results)), false)
                 case .update(let results, let deletions, let insertions, let modifications):
-                    deliver(.update(results.freeze(), deletions: deletions, insertions: insertions, modifications: modifications), false)
+                    deliver(.update(FrozenResults(results), deletions: deletions, insertions: insertions, modifications: modifications), false)
                 case .error(let error):
                     deliver(.error(error), true)
                 }

@@ -165,7 +165,7 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, CustomStr
     }
 
     /// A frozen copy of the linking objects, readable from any thread.
-    public func freeze() -> FrozenResults<Element> { live().freeze() }
+    public func freeze() -> Results<Element> { live().freeze() }
 
     /// How the linking objects are found (``Results/explain()``).
     public func explain() -> String { live().explain() }

@@ -13,9 +13,11 @@ import Testing
             let realm = try Realm(configuration: config)
             try realm.write { for i in 0..<2000 { try realm.add(Article(id: String(format: "a%05d", i), section: i % 3 == 0 ? "Sports" : "Arts", wordCount: i)) } }
             let all = realm.objects(Article.self)
-            let frozen = all.freeze()
-            let sports = all.where { $0.section == "Sports" }.sorted(byKeyPath: "wordCount", ascending: false).freeze()
-            #expect(frozen.isFrozen && !all.isFrozen && frozen.results.realm!.isFrozen)
+            // RealmSwift's freeze gives frozen Results; FrozenResults makes them Sendable.
+            #expect(all.freeze().isFrozen && !all.isFrozen && all.freeze().thaw()?.isFrozen == false)
+            let frozen = FrozenResults(all)
+            let sports = FrozenResults(all.where { $0.section == "Sports" }.sorted(byKeyPath: "wordCount", ascending: false))
+            #expect(frozen.isFrozen && frozen.results.realm!.isFrozen)
             try realm.write { realm.deleteAll() }
             #expect(all.count == 0)
             #expect(frozen.count == 2000)
@@ -32,7 +34,7 @@ import Testing
             #expect(reads.all == Array(repeating: "\((0..<2000).reduce(0, +)) 667 true true 100", count: 8))
 
             // Thawed, they are live again and see the deletion.
-            #expect(frozen.thaw().count == 0)
+            #expect(frozen.thaw()?.count == 0)
         }
     }
 
@@ -43,7 +45,7 @@ import Testing
             let config = makeConfiguration(dir, types: [Article.self])
             let realm = try Realm(configuration: config)
             try realm.write { for i in 0..<50 { try realm.add(Article(id: "a\(i)", section: "S\(i % 5)", wordCount: i)) } }
-            let bySection = realm.objects(Article.self).sorted(byKeyPath: "section").limit(50).freeze()
+            let bySection = FrozenResults(realm.objects(Article.self).sorted(byKeyPath: "section").limit(50))
             final class Shared: @unchecked Sendable {
                 // @unchecked Sendable: frozen objects, read (never written) from every thread.
                 let objects: [Article]
