@@ -10,13 +10,13 @@ final class PersonBeforeMigration: Object {
     @Persisted var firstName = ""
     @Persisted var lastName = ""
     @Persisted var age = 0
-    override class func className() -> String { "DocsPerson" }
+    override class func className() -> String { "MigratingPerson" }
 }
 
 final class Person2: Object {
     @Persisted var fullName = ""
     @Persisted var age = 0
-    override class func className() -> String { "DocsPerson" }
+    override class func className() -> String { "MigratingPerson" }
 }
 
 @Suite struct RealmSwiftDocsMigrationTests {
