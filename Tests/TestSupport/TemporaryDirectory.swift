@@ -104,3 +104,25 @@ public func run(_ executable: URL, _ arguments: [String]) throws -> (status: Int
     process.waitUntilExit()
     return (process.terminationStatus, String(decoding: data, as: UTF8.self))
 }
+
+/// Starts `executable` with `arguments` and waits until what it prints contains `marker` (or it
+/// ends). Its standard input is a pipe: closing `input` tells a helper waiting on it to finish.
+public func start(_ executable: URL, _ arguments: [String], waitingFor marker: String) throws
+    -> (process: Process, input: Pipe, output: String)
+{
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    let output = Pipe()
+    let input = Pipe()
+    process.standardOutput = output
+    process.standardInput = input
+    try process.run()
+    var text = ""
+    while !text.contains(marker) {
+        let chunk = output.fileHandleForReading.availableData
+        if chunk.isEmpty { break }
+        text += String(decoding: chunk, as: UTF8.self)
+    }
+    return (process, input, text)
+}

@@ -190,7 +190,10 @@ extension Persisted: PersistedField {
 
     static func anyValue(of object: Object, column: Int32, at value: UnsafeRawPointer) -> Any? {
         let v: Value = object._realm == nil ? value.assumingMemoryBound(to: Value.self).pointee : Value._rlmGet(object, column: column)
-        if Value._rlmOptional, Mirror(reflecting: v).children.isEmpty, Mirror(reflecting: v).displayStyle == .optional { return nil }
+        if Value._rlmOptional {
+            let mirror = Mirror(reflecting: v)
+            if mirror.displayStyle == .optional && mirror.children.isEmpty { return nil }
+        }
         return v
     }
 

@@ -68,20 +68,7 @@ private final class Asked: @unchecked Sendable {
     @Test func aFileAnotherProcessHasOpenIsLeftAlone() throws {
         try withTemporaryDirectory { dir in
             var (config, before) = try Self.makeSparseFile(dir)
-            let process = Process()
-            process.executableURL = helper
-            process.arguments = ["hold", config.fileURL!.path]
-            let output = Pipe()
-            let input = Pipe()
-            process.standardOutput = output
-            process.standardInput = input
-            try process.run()
-            var text = ""
-            while !text.contains("holding") {
-                let chunk = output.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                text += String(decoding: chunk, as: UTF8.self)
-            }
+            let (process, input, text) = try start(helper, ["hold", config.fileURL!.path], waitingFor: "holding")
             #expect(text.contains("holding data"), "\(text)")
             let asked = Asked()
             config.shouldCompactOnLaunch = { total, used in
@@ -110,20 +97,7 @@ private final class Asked: @unchecked Sendable {
 
     /// Starts a process holding the file at `url` open (with a reader slot), once it says so.
     private func holder(_ url: URL) throws -> (Process, Pipe) {
-        let process = Process()
-        process.executableURL = helper
-        process.arguments = ["hold", url.path]
-        let output = Pipe()
-        let input = Pipe()
-        process.standardOutput = output
-        process.standardInput = input
-        try process.run()
-        var text = ""
-        while !text.contains("holding") {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            text += String(decoding: chunk, as: UTF8.self)
-        }
+        let (process, input, _) = try start(helper, ["hold", url.path], waitingFor: "holding")
         return (process, input)
     }
 

@@ -292,19 +292,8 @@ private func writeVersion1(_ dir: URL) throws {
             for trial in 0..<5 {
                 let url = dir.appendingPathComponent("trial-\(trial).realm")
                 try FileManager.default.copyItem(at: template, to: url)
-                let process = Process()
-                process.executableURL = helper
-                process.arguments = ["migrate-logbook", url.path]
-                let pipe = Pipe()
-                process.standardOutput = pipe
-                try process.run()
                 // Once the migration starts, killed at a random instant of it (or after it).
-                var output = ""
-                while !output.contains("migrating") {
-                    let chunk = pipe.fileHandleForReading.availableData
-                    if chunk.isEmpty { break }
-                    output += String(decoding: chunk, as: UTF8.self)
-                }
+                let (process, _, _) = try start(helper, ["migrate-logbook", url.path], waitingFor: "migrating")
                 usleep(UInt32.random(in: 0...(trial == 0 ? 1 : 400_000), using: &generator))
                 kill(process.processIdentifier, SIGKILL)
                 process.waitUntilExit()
