@@ -37,6 +37,24 @@ extension MutableSet: AnyElementAppending {
     }
 }
 
+/// A map that takes its entries from a dictionary of values of any type.
+protocol AnyEntrySetting {
+    /// Sets each entry of `dictionary`, converting values as a list's elements are; false at
+    /// the first value that is not one of the map's.
+    func setAnyEntries(_ dictionary: [String: Any?]) -> Bool
+}
+
+extension Map: AnyEntrySetting {
+    func setAnyEntries(_ dictionary: [String: Any?]) -> Bool {
+        for (key, value) in dictionary.sorted(by: { $0.key < $1.key }) {
+            guard let v = converted(value, to: Value.self) as? Value ?? (value == nil && Value._rlmOptional ? Value._rlmDefaultValue : nil)
+            else { return false }
+            self[Key(_mapKey: key)] = v
+        }
+        return true
+    }
+}
+
 extension Object {
     /// Sets the properties `value` gives (see ``init(value:)``).
     func _fill(value: Any) {
@@ -67,7 +85,13 @@ extension Object {
             let accessor = info.fields[column].accessor
             if info.schema.properties[column].isArray {
                 guard let collection = self[name] as? any AnyElementAppending else {
-                    // A map: its entries given as a dictionary.
+                    // A map: its entries given as a dictionary, or another object's map.
+                    if let map = self[name] as? any AnyEntrySetting,
+                        let dictionary = v as? [String: Any?] ?? (v as? [String: Any]).map({ $0.mapValues { Optional($0) } })
+                    {
+                        require(map.setAnyEntries(dictionary), "Invalid value '\(v ?? "nil")' for the map '\(info.schema.className).\(name)'")
+                        continue
+                    }
                     require(self[name] != nil, "'\(info.schema.className).\(name)' cannot be set from '\(v ?? "nil")'")
                     self[name] = v
                     continue

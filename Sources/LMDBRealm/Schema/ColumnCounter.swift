@@ -30,6 +30,24 @@ enum ColumnCounter {
     /// made. Column numbers are the count's low bits, and ``reset()`` clears it.
     private static let accessorFlag = 1 << 62
 
+    /// Set in the count when a decoder made a wrapper of the object initialising on this
+    /// thread: such a wrapper holds no column number (see ``Object/_restoreDecodedColumns()``).
+    private static let decodedFlag = 1 << 61
+
+    /// Notes that a decoder made a wrapper of the object initialising on this thread.
+    static func noteDecodedWrapper() {
+        counter.pointee |= decodedFlag
+    }
+
+    /// Ends an object's count; returns whether a decoder made any of its wrappers.
+    @inline(__always)
+    static func resetReportingDecoded() -> Bool {
+        let p = counter
+        let decoded = p.pointee & decodedFlag != 0
+        p.pointee = 0
+        return decoded
+    }
+
     /// Marks the object about to initialise on this thread as a managed accessor.
     @inline(__always)
     static func beginAccessor() {
@@ -46,15 +64,5 @@ enum ColumnCounter {
         let n = p.pointee
         p.pointee = n &+ 1
         return Int32(truncatingIfNeeded: n)
-    }
-
-    /// Ends an object's count and returns how many columns it took.
-    @inline(__always)
-    @discardableResult
-    static func reset() -> Int {
-        let p = counter
-        let n = p.pointee
-        p.pointee = 0
-        return n
     }
 }

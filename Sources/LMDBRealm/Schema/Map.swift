@@ -136,7 +136,7 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Sequence {
     }
 
     /// The entries, read in one walk on a managed map.
-    private func entries() -> [(key: Key, value: Value)] {
+    func entries() -> [(key: Key, value: Value)] {
         guard let owner else { return storage }
         return owner._listFields(column).compactMap { field in
             guard let (key, value) = MapEntry.decode(field) else { return nil }

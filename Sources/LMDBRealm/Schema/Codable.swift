@@ -1,0 +1,136 @@
+import Foundation
+
+// Codable models, as in RealmSwift: declare the conformance and Swift writes the coding.
+//
+// ```swift
+// final class Dog: Object, Codable {
+//     @Persisted(primaryKey: true) var name: String
+//     @Persisted var age = 0
+//     @Persisted var owner: Person?          // Person: Object, Codable
+//     @Persisted var tags: List<String>
+// }
+// let dog = try JSONDecoder().decode(Dog.self, from: json)   // an unmanaged object
+// try realm.write { realm.add(dog) }
+// ```
+//
+// A decoded wrapper cannot know its column (the synthesised initialiser replaces each
+// wrapper after the defaults were made): it is marked, and ``Object/init()`` puts the columns
+// back from the class's description before the object is used.
+
+extension Persisted: Decodable where Value: Decodable {
+    /// Reads the value; an optional property or a collection missing from the input is `nil` or
+    /// empty, as in RealmSwift.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let value: Value
+        if Value._rlmOptional && container.decodeNil() {
+            value = Value._rlmDefaultValue
+        } else {
+            value = try container.decode(Value.self)
+        }
+        self.init(decodedValue: value)
+    }
+
+    /// A wrapper for a missing key: the type's default.
+    init(decodedDefault: Void) {
+        self.init(decodedValue: Value._rlmDefaultValue)
+    }
+
+    private init(decodedValue: Value) {
+        self.value = decodedValue
+        self.column = -1
+        self.options = 0
+        ColumnCounter.noteDecodedWrapper()
+    }
+}
+
+extension Persisted: Encodable where Value: Encodable {
+    /// Writes the value of an unmanaged object's property.
+    ///
+    /// Encode unmanaged objects, as in RealmSwift: a managed object's wrappers do not hold its
+    /// values (they are read from the file through the object). Encode a detached copy,
+    /// `Dog(value: managedDog)`, or write `encode(to:)` for the class.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(value)
+    }
+}
+
+extension KeyedDecodingContainer {
+    /// An optional property or a collection whose key is missing decodes as `nil` or empty.
+    public func decode<V: _Persistable & Decodable>(_ type: Persisted<V>.Type, forKey key: Key) throws -> Persisted<V> {
+        if let found = try decodeIfPresent(type, forKey: key) { return found }
+        guard V._rlmOptional || V.self is any ListValue.Type else {
+            throw DecodingError.keyNotFound(
+                key, .init(codingPath: codingPath, debugDescription: "No value for the required property '\(key.stringValue)'"))
+        }
+        return Persisted(decodedDefault: ())
+    }
+}
+
+extension Object {
+    /// Gives the wrappers a decoder replaced their column numbers back; called by `init()` when
+    /// one was decoded on this thread.
+    final func _restoreDecodedColumns() {
+        let info = ClassInfo.of(type(of: self))
+        let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(self).toOpaque())
+        for (column, field) in info.fields.enumerated() {
+            field.accessor.setColumn(Int32(column), at: base + field.offset - field.accessor.valueOffset)
+        }
+        withExtendedLifetime(self) {}
+    }
+}
+
+// MARK: - Collections
+
+extension List: Encodable where Element: Encodable {
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.unkeyedContainer()
+        for element in self { try container.encode(element) }
+    }
+}
+
+extension List: Decodable where Element: Decodable {
+    public convenience init(from decoder: any Decoder) throws {
+        self.init()
+        var container = try decoder.unkeyedContainer()
+        while !container.isAtEnd { storage.append(try container.decode(Element.self)) }
+    }
+}
+
+extension MutableSet: Encodable where Element: Encodable {
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.unkeyedContainer()
+        for element in self { try container.encode(element) }
+    }
+}
+
+extension MutableSet: Decodable where Element: Decodable & Hashable {
+    public convenience init(from decoder: any Decoder) throws {
+        self.init()
+        var container = try decoder.unkeyedContainer()
+        while !container.isAtEnd { insert(try container.decode(Element.self)) }
+    }
+}
+
+extension Map: Encodable where Key == String, Value: Encodable {
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: MapCodingKey.self)
+        for (key, value) in entries() { try container.encode(value, forKey: MapCodingKey(stringValue: key)) }
+    }
+}
+
+extension Map: Decodable where Key == String, Value: Decodable {
+    public convenience init(from decoder: any Decoder) throws {
+        self.init()
+        let container = try decoder.container(keyedBy: MapCodingKey.self)
+        for key in container.allKeys { storage.append((key.stringValue, try container.decode(Value.self, forKey: key))) }
+    }
+}
+
+private struct MapCodingKey: CodingKey {
+    let stringValue: String
+    init(stringValue: String) { self.stringValue = stringValue }
+    var intValue: Int? { nil }
+    init?(intValue: Int) { nil }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import LMDBRealm
+import TestSupport
+import Testing
+
+/// Models that declare `Codable`, as RealmSwift's documentation shows them.
+final class CodableOwner: Object, Codable {
+    @Persisted(primaryKey: true) var name: String
+    @Persisted var age = 0
+    @Persisted var nickname: String?
+    @Persisted var born: Date
+    @Persisted var id: ObjectId
+    @Persisted var pet: CodablePet?
+    @Persisted var pets: List<CodablePet>
+    @Persisted var tags: MutableSet<String>
+    @Persisted var scores: Map<String, Int>
+}
+
+final class CodablePet: Object, Codable {
+    @Persisted var name = ""
+    @Persisted var legs = 4
+}
+
+@Suite struct CodableTests {
+    static let json = Data(
+        #"""
+        {"name": "Ann", "age": 41, "born": 0, "id": "5f1d2c3b4a5968778695a4b3",
+         "pet": {"name": "Rex", "legs": 4}, "pets": [{"name": "Tom", "legs": 3}, {"name": "Kit", "legs": 4}],
+         "tags": ["a", "b", "a"], "scores": {"home": 3}}
+        """#.utf8)
+
+    /// A decoded object holds the input's values, missing optionals are nil and missing
+    /// collections empty, and once added it reads and writes as any managed object (its
+    /// wrappers know their columns).
+    @Test func decodedObjectsAreAddedAndRead() throws {
+        try withTemporaryDirectory { dir in
+            let decoder = JSONDecoder()
+            decoder.dateDecodingStrategy = .secondsSince1970
+            let owner = try decoder.decode(CodableOwner.self, from: Self.json)
+            #expect(owner.name == "Ann" && owner.age == 41 && owner.nickname == nil)
+            #expect(owner.born == Date(timeIntervalSince1970: 0))
+            #expect(owner.id == (try ObjectId(string: "5f1d2c3b4a5968778695a4b3")))
+            #expect(owner.pet?.name == "Rex" && owner.pet?.legs == 4)
+            #expect(owner.pets.map(\.name) == ["Tom", "Kit"] && owner.pets[0].legs == 3)
+            #expect(Set(owner.tags) == ["a", "b"] && owner.tags.count == 2)
+            #expect(owner.scores["home"] == 3)
+
+            let realm = try Realm(
+                configuration: makeConfiguration(dir, types: [CodableOwner.self, CodablePet.self]))
+            try realm.write { try realm.add(owner) }
+            let stored = try #require(realm.object(ofType: CodableOwner.self, forPrimaryKey: "Ann"))
+            #expect(stored.age == 41 && stored.nickname == nil && stored.pet?.name == "Rex")
+            #expect(stored.pets.map(\.legs) == [3, 4])
+            #expect(realm.objects(CodablePet.self).count == 3)
+            try realm.write {
+                owner.age = 42
+                owner.nickname = "A"
+            }
+            #expect(stored.age == 42 && stored.nickname == "A")
+            #expect(realm.objects(CodableOwner.self).where { $0.age == 42 }.count == 1)
+        }
+    }
+
+    /// An unmanaged object encodes its values; decoding that gives the same values back.
+    @Test func unmanagedObjectsRoundTrip() throws {
+        let owner = CodableOwner(value: [
+            "name": "Bo", "age": 7, "nickname": "b", "pets": [["name": "P"]], "scores": ["x": 1],
+        ])
+        let encoded = try JSONEncoder().encode(owner)
+        let object = try #require(try JSONSerialization.jsonObject(with: encoded) as? [String: Any])
+        #expect(
+            object["name"] as? String == "Bo" && object["age"] as? Int == 7
+                && object["nickname"] as? String == "b")
+        #expect((object["pets"] as? [[String: Any]])?.first?["name"] as? String == "P")
+        let back = try JSONDecoder().decode(CodableOwner.self, from: encoded)
+        #expect(
+            back.name == "Bo" && back.age == 7 && back.nickname == "b" && back.pets.map(\.name) == ["P"])
+        #expect(back.scores["x"] == 1 && back.id == owner.id)
+    }
+
+    /// A required property missing from the input is a decoding error naming it, as in
+    /// RealmSwift (missing optionals and collections are not).
+    @Test func aMissingRequiredPropertyIsAnError() throws {
+        do {
+            _ = try JSONDecoder().decode(
+                CodableOwner.self,
+                from: Data(#"{"age": 1, "born": 0, "id": "5f1d2c3b4a5968778695a4b3"}"#.utf8))
+            Issue.record("decoding without the primary key must fail")
+        } catch DecodingError.keyNotFound(let key, _) {
+            #expect(key.stringValue == "name")
+        }
+    }
+
+    /// Objects made by decoding, by `init()` and as accessors, one after another on one thread,
+    /// each get the right columns.
+    @Test func decodingLeavesLaterObjectsAlone() throws {
+        try withTemporaryDirectory { dir in
+            _ = try JSONDecoder().decode(CodablePet.self, from: Data(#"{"name": "A", "legs": 2}"#.utf8))
+            let plain = CodablePet()
+            plain.name = "B"
+            let realm = try Realm(configuration: makeConfiguration(dir, types: [CodablePet.self]))
+            try realm.write { try realm.add(plain) }
+            let pet = try #require(realm.objects(CodablePet.self).first)
+            #expect(pet.name == "B" && pet.legs == 4)
+        }
+    }
+}
