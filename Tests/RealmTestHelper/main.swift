@@ -202,6 +202,29 @@ if arguments.count == 5, arguments[1] == "rename-team" {
         exit(1)
     }
 }
+if arguments.count == 4, arguments[1] == "dump-dynamic" {
+    // Prints every object of a class this program does not declare, read through the dynamic
+    // API from the schema stored in the file: one line per object, properties in stored order.
+    do {
+        let realm = try Realm(configuration: Realm.Configuration(fileURL: URL(fileURLWithPath: arguments[2])))
+        func show(_ value: Any?) -> String {
+            switch value {
+            case nil: return "nil"
+            case let object as DynamicObject: return "<\(object.objectSchema.primaryKeyProperty.map { show(object[$0.name]) } ?? "?")>"
+            case let array as [Any?]: return "[" + array.map(show).joined(separator: ",") + "]"
+            case let map as [String: Any?]: return "{" + map.sorted { $0.key < $1.key }.map { "\($0.key):\(show($0.value))" }.joined(separator: ",") + "}"
+            default: return "\(value!)"
+            }
+        }
+        for object in realm.dynamicObjects(arguments[3]) {
+            print(object.objectSchema.properties.map { "\($0.name)=\(show(object[$0.name]))" }.joined(separator: " "))
+        }
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("\(error)\n".utf8))
+        exit(1)
+    }
+}
 if arguments.count == 3, arguments[1] == "graph" {
     do {
         try runGraphWorkload(path: arguments[2])

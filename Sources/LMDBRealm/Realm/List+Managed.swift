@@ -11,7 +11,7 @@ extension Object {
     /// The current table binding and the databases and stored column of declared list column
     /// `column`.
     private func listPlace(_ realm: Realm, _ column: Int32) -> (table: Table, list: ListDatabases, stored: Int)? {
-        if let current = realm.bindingForReading(type(of: self)), current !== _binding { _binding = current }
+        if let current = realm.currentBinding(of: self), current !== _binding { _binding = current }
         let binding = _binding.unsafelyUnwrapped
         let stored = binding.isIdentity ? Int(column) : binding.storedColumn(column)
         guard let list = binding.table.lists[stored] else { return nil }

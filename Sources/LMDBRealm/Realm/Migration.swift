@@ -370,7 +370,8 @@ func migrationField(_ value: Any?, for property: Property) -> [UInt8]? {
             return v.key
         }
         if let v = value as? Object, v.realm != nil {
-            require(type(of: v).className() == property.objectClassName, "Cannot link '\(property.name)' (\(property.typeName)) to a '\(type(of: v).className())'")
+            let className = v._binding?.table.className ?? type(of: v).className()
+            require(className == property.objectClassName, "Cannot link '\(property.name)' (\(property.typeName)) to a '\(className)'")
             return v._key.withBytes { Array($0) }
         }
     case .linkingObjects:

@@ -24,7 +24,7 @@ extension Object: Hashable {
     public func isSameObject(as object: Object?) -> Bool {
         guard let object else { return false }
         if object === self { return true }
-        guard let a = _realm, let b = object._realm, a.file === b.file, type(of: self).className() == type(of: object).className(),
+        guard let a = _realm, let b = object._realm, a.file === b.file, _binding?.table.className == object._binding?.table.className,
             _key == object._key, a.isFrozen == b.isFrozen
         else { return false }
         return !a.isFrozen || a.snapshotID == b.snapshotID
@@ -32,7 +32,7 @@ extension Object: Hashable {
 
     /// The class and each persisted property's value, as RealmSwift prints them.
     func _describe() -> String {
-        let info = ClassInfo.of(type(of: self))
+        let info = _classInfo
         let base = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
         var lines: [String] = []
         if _realm != nil && isInvalidated {
@@ -45,8 +45,12 @@ extension Object: Hashable {
             } else if property.type == .linkingObjects {
                 shown = "LinkingObjects<\(property.objectClassName ?? "")>"
             } else if property.type == .object {
-                let linked = info.fields[column].accessor.linkedObject(at: base + info.fields[column].offset)
-                shown = _realm == nil ? (linked.map { "\(type(of: $0).className()) { … }" } ?? "nil") : (_readField(Int32(column)) == nil ? "nil" : "\(property.objectClassName ?? "") { … }")
+                if _realm == nil {
+                    let linked = info.fields[column].accessor.linkedObject(at: base + info.fields[column].offset)
+                    shown = linked.map { "\(type(of: $0).className()) { … }" } ?? "nil"
+                } else {
+                    shown = _readField(Int32(column)) == nil ? "nil" : "\(property.objectClassName ?? "") { … }"
+                }
             } else {
                 let describeField: (UnsafeRawBufferPointer?) -> String = { field in
                     guard let field else { return "nil" }

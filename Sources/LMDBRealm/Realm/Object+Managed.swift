@@ -66,22 +66,30 @@ extension Object {
     /// Writes `value` into declared column `column` of the object's record.
     @usableFromInline
     final func _writeField<Value: _Persistable>(_ column: Int32, _ value: Value) {
+        guard let (realm, stored) = prepareFieldWrite(column) else { return }
+        value._rlmWithBytes { realm.replaceField(of: self, storedColumn: stored, with: $0) }
+    }
+
+    /// Checks that declared column `column` may be written now and loads the record; returns
+    /// the realm and the stored column, or `nil` once the write has failed (its commit throws
+    /// the failure, and nothing more changes).
+    @inline(__always)
+    final func prepareFieldWrite(_ column: Int32) -> (Realm, Int)? {
         guard let realm = _realm else {
             fatalError("a key path recorder cannot be written to")
         }
         realm.checkWriteThread()
-        // A failed write changes nothing more (its commit throws the failure).
-        guard realm.writeFailure == nil else { return }
+        guard realm.writeFailure == nil else { return nil }
         // The table may have gained or lost an index since this accessor was made; the
         // realm's current binding maintains the current set.
-        if let current = realm.bindingForReading(type(of: self)), current !== _binding { _binding = current }
+        if let current = realm.currentBinding(of: self), current !== _binding { _binding = current }
         let binding = _binding.unsafelyUnwrapped
         let stored = binding.isIdentity ? Int(column) : binding.storedColumn(column)
         if stored == binding.table.primaryKeyColumn {
             fatalError("Primary key can't be changed after an object is inserted.")
         }
         loadRecord(realm)
-        value._rlmWithBytes { realm.replaceField(of: self, storedColumn: stored, with: $0) }
+        return (realm, stored)
     }
 
     /// Finds the object's record in the realm's current version, or stops the process if the

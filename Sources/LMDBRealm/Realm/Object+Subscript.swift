@@ -8,12 +8,14 @@ extension Object {
     ///   type (an integer of another width is converted when it fits).
     public subscript(key: String) -> Any? {
         get {
+            if self is DynamicObject { return _dynamicValue(key) }
             let (info, column) = Self.persistedProperty(key, of: self)
             let base = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
             let field = info.fields[column]
             return withExtendedLifetime(self) { field.accessor.anyValue(of: self, column: Int32(column), at: base + field.offset) }
         }
         set {
+            if self is DynamicObject { return _setDynamicValue(key, newValue) }
             let (info, column) = Self.persistedProperty(key, of: self)
             let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(self).toOpaque())
             let field = info.fields[column]

@@ -57,14 +57,9 @@ extension Realm {
     func insert(_ object: Object, binding: TableBinding, update: UpdatePolicy) throws {
         let key: ObjectKey
         do {
-            key = try session!.insert(object, binding: binding, update: update)
-        } catch WriteSession.Refusal.primaryKeyExists(let className, let shown) {
-            throw Realm.Error(
-                .primaryKeyExists, "Attempting to create an object of type '\(className)' with an existing primary key value \(shown).",
-                fileURL: file.url)
-        } catch WriteSession.Refusal.keyTooLong(let className, let bytes, let maximum) {
-            throw Realm.Error(
-                .invalidValue, "The primary key of '\(className)' takes \(bytes) bytes; at most \(maximum) can be stored", fileURL: file.url)
+            key = try explainingRefusals { try session!.insert(object, binding: binding, update: update) }
+        } catch let error as Realm.Error {
+            throw error
         } catch {
             recordWriteFailure(error, doing: "Cannot add an object of '\(binding.table.className)' to")
             throw writeFailure!
@@ -74,6 +69,20 @@ extension Realm {
         object._binding = binding
         object._key = key
         object._record = BorrowedRecord()
+    }
+
+    /// Runs `body`, turning what the write session refuses into the errors users see.
+    func explainingRefusals<R>(_ body: () throws -> R) throws -> R {
+        do {
+            return try body()
+        } catch WriteSession.Refusal.primaryKeyExists(let className, let shown) {
+            throw Realm.Error(
+                .primaryKeyExists, "Attempting to create an object of type '\(className)' with an existing primary key value \(shown).",
+                fileURL: file.url)
+        } catch WriteSession.Refusal.keyTooLong(let className, let bytes, let maximum) {
+            throw Realm.Error(
+                .invalidValue, "The primary key of '\(className)' takes \(bytes) bytes; at most \(maximum) can be stored", fileURL: file.url)
+        }
     }
 
     /// Rewrites `object`'s record with `value` in `storedColumn`; a failure is the write's
@@ -100,7 +109,7 @@ extension Realm {
         guard writeFailure == nil else { return }
         require(object._realm === self, "Can only delete an object from the Realm it belongs to.")
         require(!object.isInvalidated, "Object has been deleted or invalidated.")
-        if let current = bindingForReading(type(of: object)), current !== object._binding { object._binding = current }
+        if let current = currentBinding(of: object), current !== object._binding { object._binding = current }
         let table = object._binding!.table
         do {
             try session!.removeObjects([object._key], from: table)

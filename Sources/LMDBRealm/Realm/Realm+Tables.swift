@@ -67,6 +67,39 @@ extension Realm {
         }
     }
 
+    /// The binding of a class for reading by its description: a model class's, or a stored
+    /// class's seen through ``DynamicObject``; `nil` if the file has no such class yet.
+    func bindingForReading(_ info: ClassInfo) -> TableBinding? {
+        info.isDynamic ? dynamicBinding(named: info.schema.className) : bindingForReading(info.type)
+    }
+
+    /// The binding `object`'s class has now (it changes when indexes do).
+    @inline(__always)
+    func currentBinding(of object: Object) -> TableBinding? {
+        let binding = object._binding.unsafelyUnwrapped
+        return binding.classInfo.isDynamic ? dynamicBinding(named: binding.table.className) : bindingForReading(Swift.type(of: object))
+    }
+
+    /// The binding of stored class `className` for ``DynamicObject``s, made from the schema
+    /// stored in the file; `nil` if the file has no such class.
+    func dynamicBinding(named className: String) -> TableBinding? {
+        frozenLock?.lock()
+        defer { frozenLock?.unlock() }
+        let found: Table?
+        do {
+            found = try discoverTable(named: className)
+        } catch {
+            cannotRead("the class '\(className)'", error)
+        }
+        guard let table = found else { return nil }
+        let info = ClassInfo.dynamic(table.schema)
+        if let binding = bindings[ObjectIdentifier(info)], binding.table === table { return binding }
+        // A stored schema always binds to itself.
+        let binding = try! TableBinding(table: table, classInfo: info)
+        bindings[ObjectIdentifier(info)] = binding
+        return binding
+    }
+
     /// The table of `className`: known to the file, created or found by this write, or found
     /// in the catalog (added by another handle or process since the file was loaded).
     private func discoverTable(named className: String) throws -> Table? {

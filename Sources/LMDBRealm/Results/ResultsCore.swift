@@ -48,7 +48,7 @@ final class ResultsCore {
         lock?.lock()
         defer { lock?.unlock() }
         if let binding, binding.table === realm.currentTable(binding) { return binding }
-        binding = realm.bindingForReading(info.type)
+        binding = realm.bindingForReading(info)
         return binding
     }
 
@@ -429,6 +429,6 @@ extension Realm {
 
     /// The table the file knows now for `binding`'s class (it changes when indexes do).
     func currentTable(_ binding: TableBinding) -> Table? {
-        bindingForReading(binding.classInfo.type)?.table
+        bindingForReading(binding.classInfo)?.table
     }
 }

@@ -38,6 +38,25 @@ final class ClassInfo: @unchecked Sendable {
     let cascading: Set<String>
     /// Whether the class is an ``EmbeddedObject``.
     let isEmbedded: Bool
+    /// Whether this describes a stored class read without its Swift class: its objects are
+    /// ``DynamicObject``s, read and written by property name.
+    let isDynamic: Bool
+
+    /// A stored class seen through ``DynamicObject``: no Swift fields, no link targets (links
+    /// are followed by class name).
+    private init(dynamic schema: ObjectSchema) {
+        type = DynamicObject.self
+        self.schema = schema
+        fields = []
+        primaryKeyColumn = schema.properties.firstIndex { $0.isPrimary }
+        hasGeneratedDefaults = false
+        links = []
+        lists = schema.properties.indices.filter { schema.properties[$0].isArray }
+        backlinks = []
+        cascading = []
+        isEmbedded = false
+        isDynamic = true
+    }
 
     private init(type: Object.Type) {
         self.type = type
@@ -101,6 +120,7 @@ final class ClassInfo: @unchecked Sendable {
         self.backlinks = backlinks
         self.cascading = cascading
         self.isEmbedded = type is EmbeddedObject.Type
+        self.isDynamic = false
         require(
             !isEmbedded || primaryKeyColumn == nil,
             "\(className) is an EmbeddedObject and declares a primary key: embedded objects have none")
@@ -252,6 +272,20 @@ final class ClassInfo: @unchecked Sendable {
             info = ClassInfo.of(target)
         }
         return info.schema[last]
+    }
+
+    nonisolated(unsafe) private static var dynamicCache: [ObjectSchema: ClassInfo] = [:]
+    // nonisolated(unsafe): only read or written while `lock` is held.
+
+    /// The description of a stored class read without its Swift class (one per stored schema,
+    /// for the life of the process).
+    static func dynamic(_ schema: ObjectSchema) -> ClassInfo {
+        lock.withLock {
+            if let info = dynamicCache[schema] { return info }
+            let info = ClassInfo(dynamic: schema)
+            dynamicCache[schema] = info
+            return info
+        }
     }
 
     /// The discovered class stored under `className`, if any.

@@ -158,16 +158,19 @@ extension Map: Sendable {}
 /// UTF-8, a tag (0 for `nil`, 1 for a value) and the value's field bytes.
 enum MapEntry {
     static func encode<V: _Persistable>(_ key: String, _ value: V) -> [UInt8] {
+        value._rlmWithBytes { encode(key, field: $0) }
+    }
+
+    /// An entry of `key` and a value's stored bytes (`nil`: a null).
+    static func encode(_ key: String, field: UnsafeRawBufferPointer?) -> [UInt8] {
         let k = Array(key.utf8)
         var out: [UInt8] = [UInt8(truncatingIfNeeded: k.count >> 8), UInt8(truncatingIfNeeded: k.count)]
         out.append(contentsOf: k)
-        value._rlmWithBytes { bytes in
-            if let bytes {
-                out.append(1)
-                out.append(contentsOf: bytes)
-            } else {
-                out.append(0)
-            }
+        if let field {
+            out.append(1)
+            out.append(contentsOf: field)
+        } else {
+            out.append(0)
         }
         return out
     }

@@ -64,7 +64,7 @@ open class Object {
 
     /// The persisted properties of this object's class.
     public var objectSchema: ObjectSchema {
-        ClassInfo.of(type(of: self)).schema
+        _classInfo.schema
     }
 
     /// The persisted properties of this class.

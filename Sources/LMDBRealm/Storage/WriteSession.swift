@@ -175,6 +175,22 @@ final class WriteSession {
             }
         }
 
+        return try insertBuiltRecord(into: table, update: update)
+    }
+
+    /// Stores a record given as its fields in stored column order (`nil`: null; a list
+    /// column's is always `nil`), with its index entries, as ``insert(_:binding:update:)``
+    /// stores an object's.
+    func insert(fields: [[UInt8]?], into table: Table, update: UpdatePolicy) throws -> ObjectKey {
+        let recordWriter = buffers.record
+        recordWriter.begin(columns: table.columnCount)
+        for field in fields { field.withUnsafeBytesIfPresent { recordWriter.append($0) } }
+        return try insertBuiltRecord(into: table, update: update)
+    }
+
+    /// Stores the record in the record buffer under its key, with its index entries.
+    private func insertBuiltRecord(into table: Table, update: UpdatePolicy) throws -> ObjectKey {
+        let recordWriter = buffers.record
         // The key: the encoded primary key, or the next auto-assigned number.
         // The table's write state is used in place: a local copy would share `lastKey`'s
         // buffer and make every update of it allocate.
@@ -223,9 +239,9 @@ final class WriteSession {
             try buffers.key.withUnsafeBytes { key in try txn.put(table.database.dbi, key: key, value: record, flags: flags) }
         }
         guard stored else {
-            let pk = info.primaryKeyColumn!
-            let shown = info.fields[pk].accessor.withValueBytes(at: base + info.fields[pk].offset) {
-                describe($0, type: info.schema.properties[pk].type)
+            let pk = table.primaryKeyColumn!
+            let shown = recordWriter.withRecord { record in
+                describe(table.field(record.baseAddress!, size: record.count, column: pk, in: file), type: table.schema.properties[pk].type)
             }
             throw Refusal.primaryKeyExists(className: table.className, key: shown)
         }
