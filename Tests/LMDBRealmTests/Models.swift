@@ -111,3 +111,11 @@ func makeConfiguration(_ directory: URL, _ name: String = "test.realm", types: [
     config.objectTypes = types
     return config
 }
+
+/// A handle of `config` confined to a serial queue of its own: each call opens another handle
+/// of the file, as each thread or queue of a program does. Use the handle on `queue`.
+func openOnQueue(_ config: Realm.Configuration) throws -> (realm: Realm, queue: DispatchQueue) {
+    let queue = DispatchQueue(label: "handle-\(UUID().uuidString)")
+    let realm = try queue.sync { try Realm(configuration: config, queue: queue) }
+    return (realm, queue)
+}

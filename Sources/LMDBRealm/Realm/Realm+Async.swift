@@ -25,7 +25,7 @@ extension Realm {
         guard let actor else {
             fatalError("Realm.open(configuration:) must be called from an actor (an actor's method, or @MainActor code), or be given one: Realm.open(configuration:actor:)")
         }
-        return try Realm(configuration: configuration, confinement: .actor(ActorReference(actor)))
+        return try cachedHandle(configuration, .actor(ActorReference(actor)))
     }
 
     /// Runs `block` in a write transaction without blocking the calling thread while waiting

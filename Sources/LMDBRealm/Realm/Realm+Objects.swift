@@ -64,6 +64,13 @@ extension Realm {
             recordWriteFailure(error, doing: "Cannot add an object of '\(binding.table.className)' to")
             throw writeFailure!
         }
+        // Its wrappers read through their column numbers from now on: set from the class's
+        // description, they are right however the object was made (a decoded wrapper has
+        // none, and an object made after a failed initialiser counted on from its count).
+        let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
+        for (column, field) in binding.classInfo.fields.enumerated() {
+            (base + field.columnOffset).storeBytes(of: Int32(truncatingIfNeeded: column), as: Int32.self)
+        }
         object._realm = self
         object._isManaged = true
         object._binding = binding
@@ -241,7 +248,7 @@ extension Realm {
     @inline(__always)
     func makeObject(_ binding: TableBinding, key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer) -> Object {
         checkRecord(record, of: binding.table)
-        if binding.classInfo.hasGeneratedDefaults { ColumnCounter.beginAccessor() }
+        ColumnCounter.begin(accessor: binding.classInfo.hasGeneratedDefaults)
         let object = binding.classInfo.type.init()
         object._realm = self
         object._isManaged = true
@@ -263,7 +270,7 @@ extension Realm {
     /// frozen realm, whose objects any thread may read at once.
     @inline(__always)
     func makeObject(_ binding: TableBinding, key: ObjectKey) -> Object {
-        if binding.classInfo.hasGeneratedDefaults { ColumnCounter.beginAccessor() }
+        ColumnCounter.begin(accessor: binding.classInfo.hasGeneratedDefaults)
         let object = binding.classInfo.type.init()
         object._realm = self
         object._isManaged = true

@@ -1,4 +1,4 @@
-public import Dispatch
+import Dispatch
 import Foundation
 import Synchronization
 
@@ -100,27 +100,6 @@ public final class Realm {
     }
 
     // MARK: - Opening
-
-    /// Opens the realm `configuration` describes, confined to the calling thread.
-    ///
-    /// - Parameter configuration: Which file, which classes, how to open it.
-    /// - Throws: ``RealmError`` naming the file: ``RealmError/Code/fileNotFound``,
-    ///   ``RealmError/Code/filePermissionDenied``, ``RealmError/Code/invalidDatabase`` (not
-    ///   an LMDBRealm file, empty or truncated), ``RealmError/Code/schemaMismatch`` (listing
-    ///   every difference), ``RealmError/Code/tooManyReaders``.
-    public convenience init(configuration: Configuration = .defaultConfiguration) throws {
-        try self.init(configuration: configuration, confinement: .thread(pthread_self()))
-    }
-
-    /// Opens the realm `configuration` describes, confined to the serial queue `queue`.
-    ///
-    /// Call it from a block running on `queue`; the realm, its objects and its results may then
-    /// be used from any block on that queue.
-    /// - Throws: As ``init(configuration:)``.
-    public convenience init(configuration: Configuration = .defaultConfiguration, queue: DispatchQueue) throws {
-        dispatchPrecondition(condition: .onQueue(queue))
-        try self.init(configuration: configuration, confinement: .queue(QueueToken.of(queue)))
-    }
 
     init(configuration: Configuration, confinement: Confinement) throws {
         self.configuration = configuration

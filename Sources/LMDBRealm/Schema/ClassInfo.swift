@@ -16,6 +16,8 @@ final class ClassInfo: @unchecked Sendable {
         /// Where the wrapper's value sits in the object.
         let offset: Int
         let accessor: any PersistedField.Type
+        /// Where the wrapper's column number sits in the object.
+        let columnOffset: Int
     }
 
     let type: Object.Type
@@ -73,6 +75,7 @@ final class ClassInfo: @unchecked Sendable {
         require(ok, "Cannot read the stored properties of \(type); model classes must be non-generic Object subclasses")
 
         // One prototype tells each wrapper's column and options.
+        ColumnCounter.begin()
         let prototype = type.init()
         let base = UnsafeRawPointer(Unmanaged.passUnretained(prototype).toOpaque())
         var columns = [(column: Int, property: Property, field: Field)]()
@@ -99,7 +102,7 @@ final class ClassInfo: @unchecked Sendable {
             if origin != nil { backlinks.append((Int(column), origin!.type)) }
             let objectTarget = target ?? list?.elementTarget
             if let objectTarget, options & 4 != 0 || objectTarget is EmbeddedObject.Type { cascading.insert(f.name) }
-            columns.append((Int(column), property, Field(offset: f.offset + f.accessor.valueOffset, accessor: f.accessor)))
+            columns.append((Int(column), property, Field(offset: f.offset + f.accessor.valueOffset, accessor: f.accessor, columnOffset: f.offset + f.accessor.columnOffset)))
         }
         withExtendedLifetime(prototype) {}
         columns.sort { $0.column < $1.column }
@@ -176,6 +179,7 @@ final class ClassInfo: @unchecked Sendable {
 
     /// A managed-looking object with no realm: its property reads report their column.
     private lazy var recorder: Object = {
+        ColumnCounter.begin()
         let object = type.init()
         object._isManaged = true
         return object

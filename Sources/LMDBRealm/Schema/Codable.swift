@@ -14,8 +14,8 @@ import Foundation
 // ```
 //
 // A decoded wrapper cannot know its column (the synthesised initialiser replaces each
-// wrapper after the defaults were made): it is marked, and ``Object/init()`` puts the columns
-// back from the class's description before the object is used.
+// wrapper after the defaults were made): adding the object writes every wrapper's column,
+// before anything reads through them.
 
 extension Persisted: Decodable where Value: Decodable {
     /// Reads the value; an optional property or a collection missing from the input is `nil` or
@@ -40,7 +40,6 @@ extension Persisted: Decodable where Value: Decodable {
         self.value = decodedValue
         self.column = -1
         self.options = 0
-        ColumnCounter.noteDecodedWrapper()
     }
 }
 
@@ -65,19 +64,6 @@ extension KeyedDecodingContainer {
                 key, .init(codingPath: codingPath, debugDescription: "No value for the required property '\(key.stringValue)'"))
         }
         return Persisted(decodedDefault: ())
-    }
-}
-
-extension Object {
-    /// Gives the wrappers a decoder replaced their column numbers back; called by `init()` when
-    /// one was decoded on this thread.
-    final func _restoreDecodedColumns() {
-        let info = ClassInfo.of(type(of: self))
-        let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(self).toOpaque())
-        for (column, field) in info.fields.enumerated() {
-            field.accessor.setColumn(Int32(column), at: base + field.offset - field.accessor.valueOffset)
-        }
-        withExtendedLifetime(self) {}
     }
 }
 

@@ -30,28 +30,18 @@ enum ColumnCounter {
     /// made. Column numbers are the count's low bits, and ``reset()`` clears it.
     private static let accessorFlag = 1 << 62
 
-    /// Set in the count when a decoder made a wrapper of the object initialising on this
-    /// thread: such a wrapper holds no column number (see ``Object/_restoreDecodedColumns()``).
-    private static let decodedFlag = 1 << 61
-
-    /// Notes that a decoder made a wrapper of the object initialising on this thread.
-    static func noteDecodedWrapper() {
-        counter.pointee |= decodedFlag
+    /// Ends an object's count.
+    @inline(__always)
+    static func reset() {
+        counter.pointee = 0
     }
 
-    /// Ends an object's count; returns whether a decoder made any of its wrappers.
+    /// Starts the count of an object about to initialise on this thread afresh: an
+    /// initialiser that threw before ``Object/init()`` ran (a failed decode) leaves the count
+    /// where it stopped. With `accessor`, marks the object as a managed accessor.
     @inline(__always)
-    static func resetReportingDecoded() -> Bool {
-        let p = counter
-        let decoded = p.pointee & decodedFlag != 0
-        p.pointee = 0
-        return decoded
-    }
-
-    /// Marks the object about to initialise on this thread as a managed accessor.
-    @inline(__always)
-    static func beginAccessor() {
-        counter.pointee |= accessorFlag
+    static func begin(accessor: Bool = false) {
+        counter.pointee = accessor ? accessorFlag : 0
     }
 
     /// Whether the object initialising on this thread is a managed accessor.

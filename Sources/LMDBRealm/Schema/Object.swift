@@ -20,7 +20,7 @@
 open class Object {
     /// Creates an unmanaged object whose properties hold their defaults.
     public required init() {
-        if ColumnCounter.resetReportingDecoded() { _restoreDecodedColumns() }
+        ColumnCounter.reset()
     }
 
     /// An unmanaged object whose properties are taken from `value`, as RealmSwift's: a

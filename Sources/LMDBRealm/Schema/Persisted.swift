@@ -116,8 +116,8 @@ protocol PersistedField {
     static var valueType: PropertyType { get }
     static var valueIsOptional: Bool { get }
     static func columnAndOptions(at wrapper: UnsafeRawPointer) -> (column: Int32, options: UInt8)
-    /// Sets the column number of the wrapper at `wrapper` (one a decoder made).
-    static func setColumn(_ column: Int32, at wrapper: UnsafeMutableRawPointer)
+    /// Where the column number sits inside the wrapper.
+    static var columnOffset: Int { get }
     /// Where the value sits inside the wrapper.
     static var valueOffset: Int { get }
     /// Lends the record bytes of the value at `value` (a wrapper's address plus
@@ -163,16 +163,7 @@ extension Persisted: PersistedField {
 
     static var valueOffset: Int { MemoryLayout<Self>.offset(of: \Self.value)! }
 
-    static func setColumn(_ column: Int32, at wrapper: UnsafeMutableRawPointer) {
-        let p = wrapper.assumingMemoryBound(to: Self.self)
-        p.pointee = Persisted(restoring: p.pointee, column: column)
-    }
-
-    private init(restoring wrapper: Persisted, column: Int32) {
-        self.value = wrapper.value
-        self.column = column
-        self.options = wrapper.options
-    }
+    static var columnOffset: Int { MemoryLayout<Self>.offset(of: \Self.column)! }
 
     static func withValueBytes<R>(at value: UnsafeRawPointer, _ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
         try value.assumingMemoryBound(to: Value.self).pointee._rlmWithBytes(body)

@@ -79,7 +79,7 @@ import Testing
             let realm = try Realm(configuration: config)
             #expect(realm.readerSlotsInUse == 1, "only this handle's snapshot")
             // Many handles at once on one file, then all closed.
-            var handles = try (0..<50).map { _ in try Realm(configuration: config) }
+            var handles = try (0..<50).map { _ in try openOnQueue(config) }
             #expect(realm.readerSlotsInUse == 51)
             handles.removeAll()
             #expect(realm.readerSlotsInUse == 1)
@@ -90,9 +90,9 @@ import Testing
         try withTemporaryDirectory { dir in
             var config = makeConfiguration(dir, types: [Article.self])
             config.maximumNumberOfReaders = 4
-            var handles: [Realm] = []
+            var handles: [(realm: Realm, queue: DispatchQueue)] = []
             do {
-                for _ in 0..<10 { handles.append(try Realm(configuration: config)) }
+                for _ in 0..<10 { handles.append(try openOnQueue(config)) }
                 Issue.record("expected tooManyReaders")
             } catch let error as Realm.Error {
                 #expect(error.code == .tooManyReaders)

@@ -154,8 +154,7 @@ import Testing
             let realm = try Realm(configuration: config)
             let token = realm.observe { _, _ in }
             var frozen: Realm? = realm.freeze()                 // shares the realm's snapshot
-            var other: Realm? = try Realm(configuration: config) // the second slot
-            _ = other!.objects(Article.self).count
+            var other: (realm: Realm, queue: DispatchQueue)? = try openOnQueue(config)  // the second slot
             do {
                 try realm.write { try realm.add(Article(id: "a")) }
                 Issue.record("expected tooManyReaders")

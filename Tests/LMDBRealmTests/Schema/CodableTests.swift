@@ -91,17 +91,24 @@ final class CodablePet: Object, Codable {
         }
     }
 
-    /// Objects made by decoding, by `init()` and as accessors, one after another on one thread,
-    /// each get the right columns.
-    @Test func decodingLeavesLaterObjectsAlone() throws {
+    /// A decode that fails halfway (after the object's defaults were made) leaves nothing
+    /// behind on the thread: objects made next, by `init()` or as accessors, read and write
+    /// their own properties.
+    @Test func aFailedDecodeLeavesLaterObjectsAlone() throws {
         try withTemporaryDirectory { dir in
-            _ = try JSONDecoder().decode(CodablePet.self, from: Data(#"{"name": "A", "legs": 2}"#.utf8))
-            let plain = CodablePet()
-            plain.name = "B"
             let realm = try Realm(configuration: makeConfiguration(dir, types: [CodablePet.self]))
-            try realm.write { try realm.add(plain) }
-            let pet = try #require(realm.objects(CodablePet.self).first)
-            #expect(pet.name == "B" && pet.legs == 4)
+            try realm.write { try realm.add(CodablePet(value: ["name": "A", "legs": 2])) }
+            #expect((try? JSONDecoder().decode(CodableOwner.self, from: Data(#"{"age": 1}"#.utf8))) == nil)
+            let pet = CodablePet()
+            pet.name = "B"
+            pet.legs = 3
+            try realm.write { try realm.add(pet) }
+            #expect(pet.name == "B" && pet.legs == 3)
+            try realm.write { pet.legs = 5 }
+            #expect(pet.legs == 5 && pet.name == "B")
+            #expect((try? JSONDecoder().decode(CodableOwner.self, from: Data("[]".utf8))) == nil)
+            let stored = try #require(realm.objects(CodablePet.self).sorted(byKeyPath: "name").first)
+            #expect(stored.name == "A" && stored.legs == 2)
         }
     }
 }

@@ -1,0 +1,97 @@
+public import Dispatch
+import Foundation
+
+/// Lets `Realm`'s initialisers hand back the handle already open where they are called: an
+/// initialiser of a protocol extension may return an existing instance, one of the class may
+/// not. Nothing else conforms; use `Realm` itself.
+public protocol _RealmOpening {}
+
+extension Realm: _RealmOpening {}
+
+extension _RealmOpening where Self: Realm {
+    /// Opens the realm `configuration` describes, confined to the calling thread; on a thread
+    /// that has it open already, returns that handle, as RealmSwift does.
+    ///
+    /// ```swift
+    /// let realm = try Realm()                   // Realm.Configuration.defaultConfiguration
+    /// let same = try Realm()                    // the same handle, on the same thread
+    /// ```
+    ///
+    /// The thread's handle is kept only while something holds it: a realm, its objects, its
+    /// results or an observation token.
+    /// - Parameter configuration: Which file, which classes, how to open it.
+    /// - Throws: ``RealmError`` naming the file: ``RealmError/Code/fileNotFound``,
+    ///   ``RealmError/Code/filePermissionDenied``, ``RealmError/Code/invalidDatabase`` (not
+    ///   an LMDBRealm file, empty or truncated), ``RealmError/Code/schemaMismatch`` (listing
+    ///   every difference), ``RealmError/Code/tooManyReaders``.
+    public init(configuration: Realm.Configuration = .defaultConfiguration) throws {
+        self = try Realm.cachedHandle(configuration, .thread(pthread_self())) as! Self
+    }
+
+    /// Opens the realm `configuration` describes, confined to the serial queue `queue`; on a
+    /// queue that has it open already, returns that handle.
+    ///
+    /// Call it from a block running on `queue`; the realm, its objects and its results may then
+    /// be used from any block on that queue.
+    /// - Throws: As ``init(configuration:)``.
+    public init(configuration: Realm.Configuration = .defaultConfiguration, queue: DispatchQueue) throws {
+        dispatchPrecondition(condition: .onQueue(queue))
+        self = try Realm.cachedHandle(configuration, .queue(Realm.QueueToken.of(queue))) as! Self
+    }
+}
+
+extension Realm {
+    /// A handle's place in the cache: its file and where it is confined.
+    private struct HandleKey: Hashable {
+        let path: String
+        let context: ObjectIdentifier?
+        let thread: UInt
+    }
+
+    private final class WeakHandle {
+        weak var realm: Realm?
+        init(_ realm: Realm) { self.realm = realm }
+    }
+
+    private static let handleLock = NSLock()
+    nonisolated(unsafe) private static var handles: [HandleKey: WeakHandle] = [:]
+    // nonisolated(unsafe): only read or written while `handleLock` is held. The handles are
+    // only handed back to code running in their own confinement (the key says where).
+
+    private static func handleKey(_ configuration: Configuration, _ confinement: Confinement) -> HandleKey {
+        let path = configuration.resolvedFileURL.resolvingSymlinksInPath().path
+        switch confinement {
+        case .thread(let thread): return HandleKey(path: path, context: nil, thread: UInt(thread))
+        case .queue(let token): return HandleKey(path: path, context: ObjectIdentifier(token), thread: 0)
+        case .actor(let reference): return HandleKey(path: path, context: reference.actor.map { ObjectIdentifier($0) }, thread: 1)
+        case .frozen: fatalError("frozen realms are not cached")
+        }
+    }
+
+    /// The handle of `configuration`'s file open in `confinement`, or a new one, kept (weakly)
+    /// for the next open there. A configuration that differs from the cached handle's in
+    /// what it opens (access, sizes, schema version, classes) gets a handle of its own, whose
+    /// opening checks it against the file as any other.
+    static func cachedHandle(_ configuration: Configuration, _ confinement: Confinement) throws -> Realm {
+        let key = handleKey(configuration, confinement)
+        let cached = handleLock.withLock { handles[key]?.realm }
+        if let cached, cached.configuration.opensLike(configuration) { return cached }
+        let realm = try Realm(configuration: configuration, confinement: confinement)
+        if cached == nil {
+            handleLock.withLock {
+                handles = handles.filter { $0.value.realm != nil }
+                handles[key] = WeakHandle(realm)
+            }
+        }
+        return realm
+    }
+}
+
+extension Realm.Configuration {
+    /// Whether a handle opened with this configuration serves `other` as well.
+    func opensLike(_ other: Realm.Configuration) -> Bool {
+        func types(_ list: [Object.Type]?) -> Set<ObjectIdentifier>? { list.map { Set($0.map(ObjectIdentifier.init)) } }
+        return readOnly == other.readOnly && schemaVersion == other.schemaVersion && maximumFileSize == other.maximumFileSize
+            && maximumNumberOfReaders == other.maximumNumberOfReaders && types(objectTypes) == types(other.objectTypes)
+    }
+}
