@@ -42,21 +42,21 @@ extension _RealmOpening where Self: Realm {
 
 extension Realm {
     /// A handle's place in the cache: its file and where it is confined.
-    private struct HandleKey: Hashable {
+    struct HandleKey: Hashable {
         let path: String
         let context: ObjectIdentifier?
         let thread: UInt
     }
 
-    private final class WeakHandle {
-        weak var realm: Realm?
-        init(_ realm: Realm) { self.realm = realm }
-    }
-
     private static let handleLock = NSLock()
-    nonisolated(unsafe) private static var handles: [HandleKey: WeakHandle] = [:]
-    // nonisolated(unsafe): only read or written while `handleLock` is held. The handles are
-    // only handed back to code running in their own confinement (the key says where).
+    nonisolated(unsafe) private static var handles: [HandleKey: Unmanaged<Realm>] = [:]
+    // nonisolated(unsafe): only read or written while `handleLock` is held.
+    //
+    // Unretained, not weak: a weak reference would move every retain and release of the realm
+    // (one per accessor made) to the runtime's slow path (measured: +5% on a lookup by primary
+    // key). It is safe because a handle is only handed back in its own confinement (the key
+    // says where), which is also where its last reference goes (a realm is not Sendable), so
+    // no lookup runs while its deinit removes it.
 
     private static func handleKey(_ configuration: Configuration, _ confinement: Confinement) -> HandleKey {
         let path = configuration.resolvedFileURL.resolvingSymlinksInPath().path
@@ -74,16 +74,22 @@ extension Realm {
     /// opening checks it against the file as any other.
     static func cachedHandle(_ configuration: Configuration, _ confinement: Confinement) throws -> Realm {
         let key = handleKey(configuration, confinement)
-        let cached = handleLock.withLock { handles[key]?.realm }
+        let cached = handleLock.withLock { handles[key]?.takeUnretainedValue() }
         if let cached, cached.configuration.opensLike(configuration) { return cached }
         let realm = try Realm(configuration: configuration, confinement: confinement)
         if cached == nil {
-            handleLock.withLock {
-                handles = handles.filter { $0.value.realm != nil }
-                handles[key] = WeakHandle(realm)
-            }
+            realm.cacheKey = key
+            handleLock.withLock { handles[key] = Unmanaged.passUnretained(realm) }
         }
         return realm
+    }
+
+    /// Takes a closing handle out of the cache.
+    func leaveHandleCache() {
+        guard let key = cacheKey else { return }
+        Realm.handleLock.withLock {
+            if Realm.handles[key]?.toOpaque() == Unmanaged.passUnretained(self).toOpaque() { Realm.handles[key] = nil }
+        }
     }
 }
 

@@ -68,8 +68,10 @@ extension Realm {
         // description, they are right however the object was made (a decoded wrapper has
         // none, and an object made after a failed initialiser counted on from its count).
         let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
-        for (column, field) in binding.classInfo.fields.enumerated() {
-            (base + field.columnOffset).storeBytes(of: Int32(truncatingIfNeeded: column), as: Int32.self)
+        binding.classInfo.columnOffsets.withUnsafeBufferPointer { offsets in
+            for column in offsets.indices {
+                (base + offsets[column]).storeBytes(of: Int32(truncatingIfNeeded: column), as: Int32.self)
+            }
         }
         object._realm = self
         object._isManaged = true
@@ -79,6 +81,7 @@ extension Realm {
     }
 
     /// Runs `body`, turning what the write session refuses into the errors users see.
+    @inline(__always)
     func explainingRefusals<R>(_ body: () throws -> R) throws -> R {
         do {
             return try body()

@@ -73,6 +73,9 @@ public final class Realm {
 
     // MARK: Notifications
 
+    /// Where the handle cache keeps this realm, if it does.
+    var cacheKey: HandleKey?
+
     /// The realm's observers: of results, objects, and the realm itself.
     var notifiers: [NotificationObserver] = []
     var isDelivering = false
@@ -174,6 +177,7 @@ public final class Realm {
     }
 
     deinit {
+        leaveHandleCache()
         session?.abort()
         if let listener { file.hub.remove(listener) }
         for notifier in notifiers { notifier.detach(file) }

@@ -16,8 +16,6 @@ final class ClassInfo: @unchecked Sendable {
         /// Where the wrapper's value sits in the object.
         let offset: Int
         let accessor: any PersistedField.Type
-        /// Where the wrapper's column number sits in the object.
-        let columnOffset: Int
     }
 
     let type: Object.Type
@@ -25,6 +23,8 @@ final class ClassInfo: @unchecked Sendable {
     let schema: ObjectSchema
     /// Indexed by column.
     let fields: [Field]
+    /// Indexed by column: where each wrapper's column number sits in the object.
+    let columnOffsets: [Int]
     let primaryKeyColumn: Int?
     /// Whether a new object makes a value (an `ObjectId` or `UUID` property generates one) that
     /// an accessor of a stored object must not spend time on.
@@ -50,6 +50,7 @@ final class ClassInfo: @unchecked Sendable {
         type = DynamicObject.self
         self.schema = schema
         fields = []
+        columnOffsets = []
         primaryKeyColumn = schema.properties.firstIndex { $0.isPrimary }
         hasGeneratedDefaults = false
         links = []
@@ -102,7 +103,7 @@ final class ClassInfo: @unchecked Sendable {
             if origin != nil { backlinks.append((Int(column), origin!.type)) }
             let objectTarget = target ?? list?.elementTarget
             if let objectTarget, options & 4 != 0 || objectTarget is EmbeddedObject.Type { cascading.insert(f.name) }
-            columns.append((Int(column), property, Field(offset: f.offset + f.accessor.valueOffset, accessor: f.accessor, columnOffset: f.offset + f.accessor.columnOffset)))
+            columns.append((Int(column), property, Field(offset: f.offset + f.accessor.valueOffset, accessor: f.accessor)))
         }
         withExtendedLifetime(prototype) {}
         columns.sort { $0.column < $1.column }
@@ -116,6 +117,7 @@ final class ClassInfo: @unchecked Sendable {
         require(keys.count <= 1, "\(className) declares more than one primary key: \(keys.map { properties[$0].name })")
         self.schema = ObjectSchema(className: className, properties: properties)
         self.fields = columns.map(\.field)
+        self.columnOffsets = columns.map { $0.field.offset - $0.field.accessor.valueOffset + $0.field.accessor.columnOffset }
         self.primaryKeyColumn = keys.first
         self.hasGeneratedDefaults = properties.contains { ($0.type == .objectId || $0.type == .uuid) && !$0.isOptional && !$0.isArray }
         self.links = columns.compactMap { c in c.field.accessor.linkTarget.map { (c.column, $0) } }
