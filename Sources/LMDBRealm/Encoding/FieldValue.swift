@@ -15,6 +15,8 @@ func decodeValue(_ field: UnsafeRawBufferPointer, type: PropertyType) -> any Sen
     case .data: Data._rlmDecode(field)
     // A link: the target's key, which tells one target from another.
     case .object, .linkingObjects: Data(field)
+    // A mixed value as the value it holds (a link as the target's key).
+    case .mixed: MixedField.split(field).map { decodeValue($0.payload, type: $0.type == .object ? .data : $0.type) } ?? Data(field)
     }
 }
 

@@ -34,7 +34,7 @@ enum KeyEncoding {
             let bits = UInt32(littleEndian: field.loadUnaligned(as: UInt32.self))
             let v = bits & (1 << 31) != 0 ? ~bits : bits | (1 << 31)
             withUnsafeBytes(of: v.bigEndian) { out.append(contentsOf: $0) }
-        case .bool, .string, .uuid, .objectId, .data, .decimal, .object, .linkingObjects:
+        case .bool, .string, .uuid, .objectId, .data, .decimal, .mixed, .object, .linkingObjects:
             out.append(contentsOf: field)
         }
     }
@@ -91,7 +91,7 @@ extension KeyEncoding {
             let e = UInt32(bigEndian: body.loadUnaligned(as: UInt32.self))
             let bits = e & (1 << 31) != 0 ? e & ~(1 << 31) : ~e
             out.storeBytes(of: bits.littleEndian, as: UInt32.self)
-        case .bool, .string, .uuid, .objectId, .data, .decimal, .object, .linkingObjects:
+        case .bool, .string, .uuid, .objectId, .data, .decimal, .mixed, .object, .linkingObjects:
             if let base = body.baseAddress { out.copyMemory(from: base, byteCount: body.count) }
         }
         return .value(UnsafeRawBufferPointer(start: out, count: body.count))

@@ -172,6 +172,7 @@ struct QueryCompiler {
 
     private func stringMatch(_ property: String, _ op: StringOperator, _ pattern: String, _ options: StringOptions) -> Matcher {
         switch reader(property) {
+        case .record(let f, .mixed): stringMatch(MixedStringField(field: f), op, pattern, options)
         case .record(let f, _): stringMatch(f, op, pattern, options)
         case .element: stringMatch(ElementField(), op, pattern, options)
         case .key: stringMatch(KeyField(), op, pattern, options)
@@ -197,6 +198,8 @@ struct QueryCompiler {
             }
         }
         switch (type, value) {
+        case (.mixed, _):
+            return make { mixedComparison($0, op, value, options) }
         case (.int, .int(let v)):
             return scalarComparison(field, op, v)
         case (.double, .double(let v)), (.date, .double(let v)):
@@ -281,6 +284,47 @@ struct QueryCompiler {
 }
 
 // MARK: - Helpers
+
+/// A stored mixed value compared with a query's value: numbers by value across kinds, other
+/// kinds only with their own (a value of another kind is unequal, neither less nor greater).
+func mixedComparison(_ field: UnsafeRawBufferPointer, _ op: ComparisonOperator, _ value: QueryValue, _ options: StringOptions) -> Bool {
+    let stored = QueryValue(field: field, type: .mixed)
+    guard let order = stored.order(comparedWith: value, options) else { return op == .notEqual }
+    return order.compare(op, 0)
+}
+
+/// The string a mixed field holds: its payload when it holds a string, `nil` otherwise.
+struct MixedStringField<F: FieldReader>: FieldReader {
+    let field: F
+    @inline(__always)
+    func callAsFunction(_ key: UnsafeRawBufferPointer, _ record: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        guard let f = field(key, record), let (kind, payload) = MixedField.split(f), kind == .string else { return nil }
+        return payload
+    }
+}
+
+extension QueryValue {
+    /// Negative, zero or positive as this value orders before, with or after `other`; `nil`
+    /// when the two are of kinds that do not compare.
+    func order(comparedWith other: QueryValue, _ options: StringOptions) -> Int? {
+        func sign<T: Comparable>(_ a: T, _ b: T) -> Int { a < b ? -1 : (a > b ? 1 : 0) }
+        switch (self, other) {
+        case (.int(let a), .int(let b)): return sign(a, b)
+        case (.int, .double), (.double, .int), (.double, .double):
+            return sign(doubleValue!, other.doubleValue!)
+        case (.decimal, .int), (.decimal, .double), (.decimal, .decimal), (.int, .decimal), (.double, .decimal):
+            return sign(decimalValue!, other.decimalValue!)
+        case (.string(let a), .string(let b)):
+            if options.isEmpty { return ByteOrder.compare(Array(a.utf8), Array(b.utf8)) }
+            return sign(fold(a, options), fold(b, options))
+        case (.bool(let a), .bool(let b)): return sign(a ? 1 : 0, b ? 1 : 0)
+        case (.date(let a), .date(let b)): return sign(a, b)
+        case (.data, .data), (.uuid, .uuid), (.objectId, .objectId):
+            return ByteOrder.compare(rawBytes, other.rawBytes)
+        default: return nil
+        }
+    }
+}
 
 extension Comparable {
     @inline(__always)

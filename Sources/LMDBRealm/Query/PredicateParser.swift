@@ -544,7 +544,7 @@ private struct Parser {
         case (.collection(let c, _), _), (_, .collection(let c, _)):
             throw error("'\(c.path)' cannot be compared here: compare a property of its elements or an aggregate with a value")
         }
-        if !options.isEmpty, property.type != .string {
+        if !options.isEmpty, property.type != .string && property.type != .mixed {
             throw error(
                 "modifier '\(options.modifier)' needs a String property, not \(describe(property)) at offset \(modifierOffset)")
         }
@@ -561,7 +561,7 @@ private struct Parser {
         _ lhs: Operand, _ op: StringOperator, _ opToken: PredicateToken, _ rhs: Operand, options: StringOptions
     ) throws(RealmError) -> QueryNode {
         let property = try leftProperty(lhs, of: opToken)
-        guard property.type == .string else {
+        guard property.type == .string || property.type == .mixed else {
             throw error("\(op.rawValue) needs a String property, not \(describe(property)) at offset \(opToken.offset)")
         }
         switch rhs {

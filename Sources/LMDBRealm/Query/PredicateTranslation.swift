@@ -182,7 +182,7 @@ extension PropertyType {
     /// Whether `<` and friends apply.
     var isOrdered: Bool {
         switch self {
-        case .int, .float, .double, .decimal, .string, .date: true
+        case .int, .float, .double, .decimal, .string, .date, .mixed: true
         case .bool, .data, .uuid, .objectId, .object, .linkingObjects: false
         }
     }

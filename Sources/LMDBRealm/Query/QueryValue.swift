@@ -36,6 +36,12 @@ enum QueryValue: Sendable, Hashable, CustomStringConvertible {
         case .decimal: self = .decimal(Decimal._rlmDecode(field))
         // A link as the target's key.
         case .object, .linkingObjects: self = .data(Data(field))
+        case .mixed:
+            guard let (kind, payload) = MixedField.split(field) else {
+                self = .data(Data(field))
+                return
+            }
+            self = kind == .object ? .data(Data(MixedField.link(payload)?.key ?? payload)) : QueryValue(field: payload, type: kind)
         }
     }
 
@@ -68,6 +74,7 @@ enum QueryValue: Sendable, Hashable, CustomStringConvertible {
         case let v as Date: self = .date(v)
         case let v as UUID: self = .uuid(v)
         case let v as ObjectId: self = .objectId(v)
+        case let v as AnyRealmValue: self = QueryValue(v)
         case let v as Decimal: self = .decimal(v)
         case let v as Object:
             // A link's value: the object's key. Only a stored object has one.
@@ -131,7 +138,7 @@ enum QueryValue: Sendable, Hashable, CustomStringConvertible {
     /// Whether a property of kind `type` can be compared with this value.
     func isComparable(with type: PropertyType) -> Bool {
         switch (self, type) {
-        case (.null, _): true
+        case (.null, _), (_, .mixed): true
         case (.bool, .bool): true
         case (.int, .int), (.int, .double), (.int, .float), (.int, .decimal): true
         case (.double, .int), (.double, .double), (.double, .float), (.double, .decimal): true
@@ -164,6 +171,7 @@ extension PropertyType {
         case .objectId: "ObjectId"
         case .decimal: "Decimal"
         case .object: "Object"
+        case .mixed: "AnyRealmValue"
         case .linkingObjects: "LinkingObjects"
         }
     }

@@ -74,6 +74,7 @@ extension Object {
 
     /// An element from its stored bytes, lent: a value, or the object with that key.
     static func decodeElement<Element: _Persistable>(_ field: UnsafeRawBufferPointer?, as: Element.Type, in realm: Realm) -> Element {
+        if Element.self == AnyRealmValue.self { return realm.decodeMixed(field) as! Element }
         guard let target = Element.self as? Object.Type else { return Element._rlmDecode(field) }
         guard let field, let object = realm.linkedObject(target, key: field) else {
             fatalError("A list of '\(target.className())' holds an object that is gone")
@@ -88,6 +89,10 @@ extension Object {
             let realm = _realm.unsafelyUnwrapped
             let object = bytes.flatMap { key in key.withUnsafeBytes { realm.linkedObject(link.targetType, key: $0) } }
             return object as! Value
+        }
+        if Value.self == AnyRealmValue.self {
+            let realm = _realm.unsafelyUnwrapped
+            return (bytes.map { bytes in bytes.withUnsafeBytes { realm.decodeMixed($0) } } ?? .none) as! Value
         }
         return bytes.map { bytes in bytes.withUnsafeBytes { Value._rlmDecode($0) } } ?? Value._rlmDecode(nil)
     }
@@ -157,6 +162,7 @@ extension Realm {
     /// Makes sure `element`, if it is an object, is stored in this file: an unmanaged object is
     /// added. Returns false if that failed (the write's failure is recorded).
     func manage<Element: _Persistable>(_ element: Element) -> Bool {
+        if let mixed = element as? AnyRealmValue { return manageMixed(mixed) }
         guard let object = element as? Object else { return true }
         if let owner = object._realm {
             require(owner.file === file, "Cannot add an object managed by a Realm of another file to a list.")

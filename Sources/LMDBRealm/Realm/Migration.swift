@@ -374,6 +374,9 @@ func migrationField(_ value: Any?, for property: Property) -> [UInt8]? {
             require(className == property.objectClassName, "Cannot link '\(property.name)' (\(property.typeName)) to a '\(className)'")
             return v._key.withBytes { Array($0) }
         }
+    case .mixed:
+        guard let mixed = AnyRealmValue(anyValue: value) else { break }
+        return bytes(mixed)
     case .linkingObjects:
         fatalError("Cannot set '\(property.name)': LinkingObjects are computed from the links to an object")
     }

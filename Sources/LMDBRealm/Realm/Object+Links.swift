@@ -173,6 +173,20 @@ extension Realm {
                 try insertLinked(target, binding: targetBinding, update: update, graph: &graph)
             }
         }
+        for column in info.mixed {
+            let field = info.fields[column]
+            guard let target = withExtendedLifetime(object, { field.accessor.linkedObject(at: base + field.offset) }) else { continue }
+            if let owner = target._realm {
+                require(owner.file === file, "Cannot store an object managed by a Realm of another file in an AnyRealmValue.")
+                continue
+            }
+            require(!(target is EmbeddedObject), "An AnyRealmValue cannot hold an embedded object")
+            require(
+                !graph.inProgress.contains(ObjectIdentifier(target)),
+                "An AnyRealmValue of '\(info.schema.className)' holds an object that links back to it: add that object first")
+            let targetBinding = try self.binding(for: type(of: target), create: true)!
+            try insertLinked(target, binding: targetBinding, update: update, graph: &graph)
+        }
         graph.inProgress.remove(ObjectIdentifier(object))
         try insert(object, binding: binding, update: update)
         let mutableBase = UnsafeMutableRawPointer(mutating: base)

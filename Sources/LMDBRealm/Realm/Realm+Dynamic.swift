@@ -110,7 +110,7 @@ extension Realm {
         case .uuid: return bytes(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
         case .objectId: return bytes(ObjectId.generate())
         case .decimal: return bytes(Decimal(0))
-        case .object, .linkingObjects: return []
+        case .object, .mixed, .linkingObjects: return []
         }
     }
 }
@@ -202,6 +202,14 @@ extension Realm {
     /// ``DynamicObject`` (`nil` when it is gone).
     func dynamicElement(_ field: [UInt8]?, _ property: Property) -> Any? {
         guard let field else { return nil }
+        if property.type == .mixed, let (kind, payload) = field.withUnsafeBytes({ MixedField.split($0).map { ($0.type, Array($0.payload)) } }),
+            kind == .object
+        {
+            guard let (className, key) = payload.withUnsafeBytes({ MixedField.link($0).map { ($0.className, Array($0.key)) } }),
+                let target = dynamicBinding(named: className)
+            else { return nil }
+            return dynamicLinked(target, key: key)
+        }
         guard property.type == .object else {
             let value: any Sendable = field.withUnsafeBytes { decodeValue($0, type: property.type) }
             return value

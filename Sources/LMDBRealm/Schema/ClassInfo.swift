@@ -33,6 +33,8 @@ final class ClassInfo: @unchecked Sendable {
     let links: [(column: Int, target: Object.Type)]
     /// The declared columns that are lists.
     let lists: [Int]
+    /// The declared columns that hold one ``AnyRealmValue`` (which may hold an object).
+    let mixed: [Int]
     /// The declared columns that are `LinkingObjects`, with the class whose links they collect.
     let backlinks: [(column: Int, origin: Object.Type)]
     /// The links and lists of objects whose targets are deleted with the object: declared
@@ -55,6 +57,7 @@ final class ClassInfo: @unchecked Sendable {
         hasGeneratedDefaults = false
         links = []
         lists = schema.properties.indices.filter { schema.properties[$0].isArray }
+        mixed = []
         backlinks = []
         cascading = []
         isEmbedded = false
@@ -122,6 +125,7 @@ final class ClassInfo: @unchecked Sendable {
         self.hasGeneratedDefaults = properties.contains { ($0.type == .objectId || $0.type == .uuid) && !$0.isOptional && !$0.isArray }
         self.links = columns.compactMap { c in c.field.accessor.linkTarget.map { (c.column, $0) } }
         self.lists = columns.filter { $0.field.accessor.listValue != nil }.map(\.column)
+        self.mixed = columns.filter { $0.property.type == .mixed && !$0.property.isArray }.map(\.column)
         self.backlinks = backlinks
         self.cascading = cascading
         self.isEmbedded = type is EmbeddedObject.Type
@@ -203,6 +207,7 @@ final class ClassInfo: @unchecked Sendable {
         case .string: bytes = Array("mArKeR\u{2603}\(column)".utf8)
         case .decimal: bytes = Array("\(7_000_000_000 + column).25".utf8)
         case .data, .object, .linkingObjects: bytes = Array("marker \(column)".utf8)
+        case .mixed: bytes = MixedField.encode(.string, UnsafeRawBufferPointer(start: nil, count: 0)) + Array("mIxEd \(column)".utf8)
         case .uuid: bytes = (0..<16).map { UInt8(truncatingIfNeeded: 0xA5 &+ $0 &+ column) }
         case .objectId: bytes = (0..<12).map { UInt8(truncatingIfNeeded: 0x5A &+ $0 &+ column) }
         }

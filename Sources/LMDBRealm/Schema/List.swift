@@ -280,6 +280,7 @@ extension List: ListValue, UnmanagedListContents {
     static var isSet: Bool { false }
 
     var objects: [Object] {
+        if Element.self == AnyRealmValue.self { return storage.compactMap { ($0 as! AnyRealmValue).object(Object.self) } }
         // A list of objects holds class references: the array is reinterpreted, not cast
         // element by element.
         guard Element.self is Object.Type else { return [] }

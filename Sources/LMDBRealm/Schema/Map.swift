@@ -255,7 +255,7 @@ extension Map: ListValue, UnmanagedListContents {
     static var isSet: Bool { false }
     static var isMap: Bool { true }
 
-    var objects: [Object] { storage.compactMap { $0.value as? Object } }
+    var objects: [Object] { storage.compactMap { $0.value as? Object ?? ($0.value as? AnyRealmValue)?.object(Object.self) } }
 
     func encodedElements() -> [[UInt8]?] { storage.map { MapEntry.encode($0.key._mapKey, $0.value) } }
 }

@@ -185,6 +185,7 @@ extension MutableSet: ListValue, UnmanagedListContents {
     static var isSet: Bool { true }
 
     var objects: [Object] {
+        if Element.self == AnyRealmValue.self { return storage.compactMap { ($0 as! AnyRealmValue).object(Object.self) } }
         guard Element.self is Object.Type else { return [] }
         return unsafeBitCast(storage, to: [Object].self)
     }

@@ -182,7 +182,8 @@ extension Persisted: PersistedField {
     }
 
     static func linkedObject(at value: UnsafeRawPointer) -> Object? {
-        value.assumingMemoryBound(to: Value.self).pointee as? Object
+        let v = value.assumingMemoryBound(to: Value.self).pointee
+        return v as? Object ?? (v as? AnyRealmValue)?.object(Object.self)
     }
 
     static func linkingOrigin(at value: UnsafeRawPointer) -> (type: Object.Type, property: String)? {

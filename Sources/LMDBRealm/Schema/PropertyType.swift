@@ -12,6 +12,9 @@ public enum PropertyType: String, Sendable, Codable, Hashable, CaseIterable {
     case uuid
     case objectId
     case decimal
+    /// Any of the kinds above, or a link, told apart per value (``AnyRealmValue``): stored as
+    /// a tag byte and the value's own bytes.
+    case mixed
     /// A link to an object of another (or the same) class: stored as the target's key.
     case object
     /// The objects that link to this one through a property of theirs
@@ -26,7 +29,7 @@ public enum PropertyType: String, Sendable, Codable, Hashable, CaseIterable {
         case .float: 4
         case .uuid: 16
         case .objectId: 12
-        case .string, .data, .decimal, .object, .linkingObjects: nil
+        case .string, .data, .decimal, .mixed, .object, .linkingObjects: nil
         }
     }
 

@@ -370,6 +370,14 @@ struct FieldOrder {
             return l < r ? -1 : (l > r ? 1 : 0)
         case .bool, .string, .data, .uuid, .objectId, .object, .linkingObjects:
             return ByteOrder.compare(x, y)
+        case .mixed:
+            guard let a = MixedField.split(x), let b = MixedField.split(y) else { return ByteOrder.compare(x, y) }
+            let (ra, rb) = (MixedField.rank(a.type), MixedField.rank(b.type))
+            if ra != rb { return ra < rb ? -1 : 1 }
+            if a.type == b.type { return compare(a.payload, b.payload, a.type) }
+            // Numbers of two kinds: by value.
+            let (l, r) = (decodeDecimal(a.payload, a.type), decodeDecimal(b.payload, b.type))
+            return l < r ? -1 : (l > r ? 1 : 0)
         }
     }
 
