@@ -29,7 +29,9 @@ public enum RealmCollectionChange<CollectionType> {
     /// The collection after one or more commits changed it.
     case update(CollectionType, deletions: [Int], insertions: [Int], modifications: [Int])
     /// The collection could not be observed (for example, the realm could not be opened on
-    /// the queue asked for); no further notifications follow.
+    /// the queue asked for): no further notifications follow. Or its realm could not move to
+    /// a newer version (every reader slot taken: ``RealmError/Code/tooManyReaders``): it keeps
+    /// the version it had, and notifications go on after a later commit.
     case error(any Error)
 }
 
@@ -38,7 +40,9 @@ extension RealmCollectionChange: Sendable where CollectionType: Sendable {}
 /// A change to one object, delivered to `observe(keyPaths:on:_:)` on an ``Object`` and
 /// through its `changes`.
 public enum ObjectChange<T> {
-    /// The object could not be observed; no further notifications follow.
+    /// The object could not be observed: no further notifications follow. Or its realm could
+    /// not move to a newer version (every reader slot taken): notifications go on after a
+    /// later commit.
     case error(any Error)
     /// Observed properties of the object changed: each with its old and new value.
     case change(T, [PropertyChange])

@@ -95,7 +95,9 @@ func observeFromQueue(
     queue.async { [weak token] in
         guard let token, !token.isInvalidated else { return }
         do {
-            let local = try Realm(configuration: configuration, confinement: .queue(.of(queue)))
+            // The queue's handle of the file, shared by every observation there (one reader
+            // slot and one refresh per commit for all of them).
+            let local = try Realm.cachedHandle(configuration, .queue(.of(queue)))
             local.prepareToObserve(keyPaths: keyPaths, of: info)
             holder.realm = local
             local.addNotifier(observer(token))

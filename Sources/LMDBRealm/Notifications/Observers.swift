@@ -35,6 +35,10 @@ class NotificationObserver {
         baseline = current
     }
 
+    /// Tells the observer its realm could not move to a new version (`error` is a
+    /// ``RealmError``); the observation goes on with the next commit.
+    func fail(_ error: any Error) {}
+
     /// Moves from `base` to `current`: computes what changed (with the change logs of the
     /// versions in between when `logs` has them) and, if `notify`, tells the observer.
     func advance(_ realm: Realm, from base: Snapshot, to current: Snapshot, logs: [ChangeLog]?, notify: Bool) {
@@ -220,6 +224,10 @@ final class ResultsObserver<Element: Object>: NotificationObserver {
         return mask
     }
 
+    override func fail(_ error: any Error) {
+        callback(.error(error))
+    }
+
     override func advance(_ realm: Realm, from base: Snapshot, to current: Snapshot, logs: [ChangeLog]?, notify: Bool) {
         let core = ResultsCore(realm: realm, info: info, steps: steps)
         let oldKeys = keys
@@ -379,6 +387,10 @@ final class ObjectObserver<T: Object>: NotificationObserver {
 
     override func deliverInitial(_ realm: Realm, at current: Snapshot) {
         baseline = current
+    }
+
+    override func fail(_ error: any Error) {
+        callback(.error(error))
     }
 
     override func advance(_ realm: Realm, from base: Snapshot, to current: Snapshot, logs: [ChangeLog]?, notify: Bool) {

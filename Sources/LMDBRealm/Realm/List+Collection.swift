@@ -245,6 +245,10 @@ final class ListObserver<Element: _Persistable>: NotificationObserver {
         callback(.initial(List(owner: owner, column: column)))
     }
 
+    override func fail(_ error: any Error) {
+        callback(.error(error))
+    }
+
     override func advance(_ realm: Realm, from base: Snapshot, to current: Snapshot, logs: [ChangeLog]?, notify: Bool) {
         baseline = current
         // A commit of this process that touched neither the object nor its list, nor (for a

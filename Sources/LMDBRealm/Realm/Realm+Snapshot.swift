@@ -22,9 +22,13 @@ extension Realm {
 
     /// Takes the newest version in place of the released snapshot: in its own transaction if
     /// the realm held it alone, in a new one (a new reader slot) if it was shared.
+    /// - Parameter prepared: A snapshot of the newest version taken already, to use instead.
     /// - Throws: `LMDBError`, such as `readersFull`; the realm still has no snapshot then.
-    func takeNewestSnapshot() throws {
-        if let snapshot {
+    func takeNewestSnapshot(prepared: Snapshot? = nil) throws {
+        if let prepared {
+            snapshot = prepared
+            snapshotView = prepared.view
+        } else if let snapshot {
             try snapshot.renew()
         } else {
             let fresh = try Snapshot(file: file)
@@ -101,9 +105,29 @@ extension Realm {
             if snapshotIsReset || snapshotID < latest { deliverRefreshRequired() }
             return
         }
-        if snapshotIsReset || snapshotID < latest { moveToNewestVersion() }
+        if snapshotIsReset || snapshotID < latest {
+            do {
+                try moveToNewestVersionKeepingOnFailure()
+            } catch {
+                // Every reader slot taken, or the file failing: the observers hear it, the
+                // realm keeps the version it had, and the next commit tries again.
+                let failure = Realm.Error(error, url: file.url, doing: "Cannot move to the newest version of")
+                log(.error, failure.message)
+                for notifier in notifiers where notifier.isLive { notifier.fail(failure) }
+                return
+            }
+        }
         deliverNotifications()
         if snapshotID < latest { listener?.retrySoon() }
+    }
+
+    /// Takes the newest version; if that needs a new reader slot (observers or frozen realms
+    /// share the current snapshot) and none can be had, throws and keeps the current one.
+    private func moveToNewestVersionKeepingOnFailure() throws {
+        let shared = !snapshotIsReset && !isKnownUniquelyReferenced(&snapshot)
+        let prepared = shared ? try Snapshot(file: file) : nil
+        releaseSnapshot()
+        try takeNewestSnapshot(prepared: prepared)
     }
 
     /// Releases the realm's snapshot, so the file can reuse the space of old versions; the

@@ -1,0 +1,38 @@
+import Foundation
+import LMDBRealm
+import TestSupport
+import Testing
+
+@Suite struct ReaderLimitTests {
+    /// A queue's realm that cannot take a reader slot for the newest version (every slot is
+    /// taken, and its observers share its snapshot) tells its observers `.error` with
+    /// `tooManyReaders` instead of stopping the process, keeps its version, and moves on at the
+    /// next commit once a slot is free.
+    @Test func aRefreshWithEveryReaderSlotTakenTellsObserversAndRetries() throws {
+        try withTemporaryDirectory { dir in
+            var config = makeConfiguration(dir, types: [Article.self])
+            config.maximumNumberOfReaders = 3
+            let realm = try Realm(configuration: config)  // one slot
+            let queue = DispatchQueue(label: "observer")
+            let events = Collector<String>()
+            let token = realm.objects(Article.self).observe(on: queue) { change in  // a second
+                switch change {
+                case .initial(let results): events.append("initial \(results.count)")
+                case .update(let results, _, _, _): events.append("update \(results.count)")
+                case .error(let error): events.append("error \((error as? Realm.Error)?.code.rawValue ?? "\(error)")")
+                }
+            }
+            #expect(events.wait(count: 1) == ["initial 0"])
+            var holder: (realm: Realm, queue: DispatchQueue)? = try openOnQueue(config)  // the third, the last
+            try realm.write { try realm.add(Article(id: "a")) }
+            #expect(events.wait(count: 2)?.last == "error tooManyReaders")
+
+            holder = nil  // a slot is free again
+            try realm.write { try realm.add(Article(id: "b")) }
+            #expect(events.wait(count: 3)?.last == "update 2")
+            token.invalidate()
+            queue.sync {}
+            withExtendedLifetime(holder) {}
+        }
+    }
+}
