@@ -321,17 +321,18 @@ extension Results {
     ///     if case .update(let frozen, let deletions, let insertions, _) = change { … }
     /// }
     /// ```
-    /// The results are observed on a realm of their own, on a private queue, which refreshes
-    /// itself when any thread or process commits: no run loop is needed. Cancelling the
-    /// iterating task (or dropping the sequence) ends the observation and releases what it
-    /// pinned. Unconsumed changes queue up, each pinning its version.
+    /// Every stream of a file is observed on one realm of its own, on one queue, which
+    /// refreshes itself once per commit by any thread or process: no run loop is needed, and a
+    /// subscriber costs no thread or reader slot of its own (a server can hold thousands).
+    /// Cancelling the iterating task (or dropping the sequence) ends the observation and
+    /// releases what it pinned. Unconsumed changes queue up, each pinning its version.
     public var changes: AsyncStream<RealmCollectionChange<FrozenResults<Element>>> {
         changes(keyPaths: nil)
     }
 
     /// As ``changes``, counting only changes to `keyPaths` as modifications.
     public func changes(keyPaths: [String]?) -> AsyncStream<RealmCollectionChange<FrozenResults<Element>>> {
-        changeStream { queue, releaseSynchronously, deliver in
+        changeStream(core.realm.configuration) { queue, releaseSynchronously, deliver in
             observe(keyPaths: keyPaths, on: queue, releaseSynchronously: releaseSynchronously) { change in
                 switch change {
                 case .initial(let results):
@@ -346,16 +347,17 @@ extension Results {
     }
 }
 
-/// An observation as an `AsyncStream`: `observe` registers it on a private queue (its realm
-/// released synchronously when the stream ends) and calls `deliver` with each element and
-/// whether it is the last. Cancelling the iterating task or dropping the stream ends the
-/// observation.
+/// An observation as an `AsyncStream`: `observe` registers it on the file's stream queue
+/// (see ``StreamQueues``; its hold on the realm there released synchronously when the stream
+/// ends) and calls `deliver` with each element and whether it is the last. Cancelling the
+/// iterating task or dropping the stream ends the observation.
 func changeStream<Element: Sendable>(
+    _ configuration: Realm.Configuration,
     _ observe: (DispatchQueue, _ releaseSynchronously: Bool, _ deliver: @escaping @Sendable (Element, _ isLast: Bool) -> Void)
         -> NotificationToken
 ) -> AsyncStream<Element> {
     let (stream, continuation) = AsyncStream.makeStream(of: Element.self)
-    let queue = DispatchQueue(label: "LMDBRealm.changes")
+    let queue = StreamQueues.queue(for: configuration)
     // Cancelling the stream releases its realm before onTermination returns.
     let token = observe(queue, true) { element, isLast in
         continuation.yield(element)
@@ -367,6 +369,26 @@ func changeStream<Element: Sendable>(
     return stream
 }
 
+/// The queue every `changes` stream of one file is observed on: all of them share that
+/// queue's realm, so a subscriber costs no thread, no reader slot and no refresh of its own
+/// (one refresh per commit serves them all, each computing its own changes).
+enum StreamQueues {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var queues: [String: DispatchQueue] = [:]
+    // nonisolated(unsafe): only read or written while `lock` is held. A queue per file is
+    // kept for the life of the process: an idle one costs a few hundred bytes and no thread.
+
+    static func queue(for configuration: Realm.Configuration) -> DispatchQueue {
+        let path = configuration.resolvedFileURL.resolvingSymlinksInPath().path
+        return lock.withLock {
+            if let queue = queues[path] { return queue }
+            let queue = DispatchQueue(label: "LMDBRealm.changes")
+            queues[path] = queue
+            return queue
+        }
+    }
+}
+
 extension _ObjectBehaviors where Self: Object {
     /// The changes of the object as an asynchronous sequence of ``ObjectChange``s carrying the
     /// object frozen at each version; it ends after `.deleted`. See ``Results/changes``.
@@ -376,7 +398,8 @@ extension _ObjectBehaviors where Self: Object {
 
     /// As ``changes``, for changes of `keyPaths` only.
     public func changes(keyPaths: [String]?) -> AsyncStream<ObjectChange<FrozenObject<Self>>> {
-        changeStream { queue, releaseSynchronously, deliver in
+        guard let realm else { fatalError("Only objects which are managed by a Realm support change notifications") }
+        return changeStream(realm.configuration) { queue, releaseSynchronously, deliver in
             observe(keyPaths: keyPaths, on: queue, releaseSynchronously: releaseSynchronously) { change in
                 switch change {
                 case .change(let object, let properties): deliver(.change(FrozenObject(object), properties), false)

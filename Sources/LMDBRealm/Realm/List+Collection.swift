@@ -166,7 +166,8 @@ extension List {
     /// The list's changes as an asynchronous sequence, each carrying the list frozen at that
     /// version, observed on a private queue (see ``Results/changes``).
     public var changes: AsyncStream<RealmCollectionChange<FrozenList<Element>>> {
-        changeStream { queue, releaseSynchronously, deliver in
+        guard let realm else { fatalError("Only lists of managed objects support change notifications") }
+        return changeStream(realm.configuration) { queue, releaseSynchronously, deliver in
             observe(on: queue, releaseSynchronously: releaseSynchronously) { change in
                 switch change {
                 case .initial(let list): deliver(.initial(FrozenList(unchecked: list.freeze())), false)

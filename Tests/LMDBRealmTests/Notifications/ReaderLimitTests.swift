@@ -29,7 +29,10 @@ import Testing
 
             holder = nil  // a slot is free again
             try realm.write { try realm.add(Article(id: "b")) }
-            #expect(events.wait(count: 3)?.last == "update 2")
+            // (The realm may move to the first commit before the second arrives.)
+            let after = events.wait { $0.last == "update 2" }
+            #expect(after != nil, "\(events.all)")
+            #expect(after.map { $0.dropFirst(2).allSatisfy { $0.hasPrefix("update") } } == true, "\(events.all)")
             token.invalidate()
             queue.sync {}
             withExtendedLifetime(holder) {}

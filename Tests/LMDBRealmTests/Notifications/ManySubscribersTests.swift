@@ -1,0 +1,84 @@
+import Foundation
+@_spi(Testing) import LMDBRealm
+import TestSupport
+import Testing
+
+/// What each subscriber has seen: the article count of its latest change.
+private final class Seen: @unchecked Sendable {
+    // @unchecked Sendable: `latest` is only touched while `condition` is locked.
+    private let condition = NSCondition()
+    private var latest: [Int]
+
+    init(_ subscribers: Int) { latest = Array(repeating: -1, count: subscribers) }
+
+    func record(_ subscriber: Int, _ count: Int) {
+        condition.lock()
+        latest[subscriber] = count
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits until every subscriber has seen `count` articles; false after `timeout` seconds.
+    func waitForAll(_ count: Int, timeout: TimeInterval = 60) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while !latest.allSatisfy({ $0 == count }) {
+            if !condition.wait(until: deadline) { return latest.allSatisfy { $0 == count } }
+        }
+        return true
+    }
+}
+
+@Suite struct ManySubscribersTests {
+    /// A thousand `changes` streams of one file, in one process, live through commits with a
+    /// bounded number of reader slots and threads: they share one realm, refreshed once per
+    /// commit. Every subscriber sees every commit.
+    @Test func aThousandStreamsShareOneRealmAndSeeEveryCommit() async throws {
+        let dir = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let config = makeConfiguration(dir, types: [Article.self])
+        let subscribers = 1_000
+        let commits = 20
+        let threadsBefore = threadCount()
+        let streams = try onOtherThread {
+            let realm = try Realm(configuration: config)
+            return (0..<subscribers).map { _ in realm.objects(Article.self).changes }
+        }
+        let seen = Seen(subscribers)
+        let tasks = streams.enumerated().map { subscriber, stream in
+            Task {
+                for await change in stream {
+                    switch change {
+                    case .initial(let results): seen.record(subscriber, results.count)
+                    case .update(let results, _, _, _): seen.record(subscriber, results.count)
+                    case .error(let error): Issue.record("subscriber \(subscriber): \(error)")
+                    }
+                }
+            }
+        }
+        #expect(try await onNewThread { seen.waitForAll(0) }, "every subscriber's .initial")
+        var slots = 0
+        var threads = 0
+        for commit in 1...commits {
+            slots = max(slots, try await onNewThread {
+                let realm = try Realm(configuration: config)
+                try realm.write { try realm.add(Article(id: "a\(commit)")) }
+                return realm.readerSlotsInUse
+            })
+            let all = try await onNewThread { seen.waitForAll(commit) }
+            #expect(all, "every subscriber saw commit \(commit)")
+            guard all else { break }
+            threads = max(threads, threadCount())
+        }
+        #expect(slots <= 8, "reader slots in use: \(slots)")
+        #expect(threads - threadsBefore <= 24, "threads: \(threadsBefore) before, \(threads) at most")
+        for task in tasks { task.cancel() }
+        for task in tasks { await task.value }
+    }
+}
+
+/// The threads of this process.
+private func threadCount() -> Int {
+    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? 0
+}
