@@ -40,6 +40,12 @@ extension Realm {
     /// each block runs in its own nested transaction, so a block that throws rolls back only
     /// itself and only its caller gets the error. Every caller resumes after the shared commit
     /// is durable; the realm then moves to the newest version and delivers its notifications.
+    ///
+    /// Only a realm that resumes where it is confined can wait without blocking: one opened
+    /// with ``open(configuration:actor:)`` (called from its actor), or a main-thread realm
+    /// called from the main actor. Any other (a realm of a thread or queue, called from a plain
+    /// `async` function or another actor, which could resume on another thread) writes as
+    /// ``write(_:)`` does, blocking its thread while it waits for the lock.
     /// - Returns: What `block` returned.
     /// - Throws: What `block` threw, or ``RealmError`` if the shared commit failed (then none
     ///   of the group's blocks were written).
@@ -48,6 +54,7 @@ extension Realm {
         isolation: isolated (any Actor)? = #isolation, _ block: () throws -> Result
     ) async throws -> Result {
         checkThread()
+        guard resumesWhereConfined(isolation) else { return try write(block) }
         require(!isFrozen, "Can't perform transactions on a frozen Realm")
         require(!configuration.readOnly, "Can't perform transactions on read-only Realms.")
         require(!isInWriteTransactionUnchecked, "The Realm is already in a write transaction")
@@ -71,6 +78,16 @@ extension Realm {
             deliverNotifications()
         }
         return try outcome.get()
+    }
+
+    /// Whether code running in `isolation` resumes after a suspension where this realm is
+    /// confined.
+    private func resumesWhereConfined(_ isolation: (any Actor)?) -> Bool {
+        switch confinement {
+        case .actor(let reference): return isolation != nil && reference.actor.map { $0 === isolation! } == true
+        case .thread: return isolation.map { $0 === MainActor.shared } == true && Thread.isMainThread
+        case .queue, .frozen: return false
+        }
     }
 
     /// Runs `block` in a transaction nested in the group's, committing it into the group's if
