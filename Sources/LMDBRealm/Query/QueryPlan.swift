@@ -70,6 +70,8 @@ struct QueryPlan: CustomStringConvertible {
 struct QueryPlanner {
     let table: Table
     let compiler: QueryCompiler
+    /// The version the plan runs on, to estimate from index counts; `nil`: no estimates.
+    var view: StoreView? = nil
 
     /// A plan for `query`, then `sort` (the first sort key decides an ordered walk) and
     /// `limit`.
@@ -91,8 +93,10 @@ struct QueryPlanner {
                 best = (candidate.rank, candidate.access, candidate.exact && conjuncts.count == 1)
             }
         }
-        // A sort with a limit and no selective lookup walks the sort key's order and stops early.
-        if let limit, limit >= 0, let first = sort.first, best == nil || best!.rank >= 3,
+        // A sort with a limit and no selective lookup walks the sort key's order and stops early;
+        // so does one whose equality matches so many objects that the walk meets its limit
+        // sooner than the lookup would read them all.
+        if let limit, limit >= 0, let first = sort.first, best == nil || best!.rank >= 3 || orderedWalkIsCheaper(best!.access, limit: limit),
             let column = table.schema.properties.firstIndex(where: { $0.name == first.keyPath })
         {
             let isKey = column == table.primaryKeyColumn
@@ -116,6 +120,18 @@ struct QueryPlanner {
             }
         }
         return QueryPlan(table: table, access: best.access, filter: filter, countFromIndex: best.exact)
+    }
+
+    /// Whether walking the whole table in a sort index's order, testing each object, meets
+    /// `limit` matches before reading as many objects as the index lookup `access` finds (which
+    /// would then all be sorted). Objects matching the lookup are assumed spread evenly over
+    /// the sort order: the walk reads about `limit × total / matches` of them.
+    private func orderedWalkIsCheaper(_ access: AccessPath, limit: Int) -> Bool {
+        guard let view, case .indexKeys(let column, let keys) = access,
+            let matches = try? view.indexCount(of: table, column: column, keys: keys), matches > 0,
+            let total = try? view.count(of: table)
+        else { return false }
+        return Double(max(limit, 1)) * Double(total) / Double(matches) < Double(matches)
     }
 
     /// The stored column a matcher for `node` reads first, if any.

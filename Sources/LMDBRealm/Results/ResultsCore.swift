@@ -70,7 +70,7 @@ final class ResultsCore {
     private func plan(_ binding: TableBinding) -> (plan: QueryPlan, consumed: Int) {
         let (query, rest) = split()
         let compiler = QueryCompiler(table: binding.table, binding: binding, realm: realm)
-        let planner = QueryPlanner(table: binding.table, compiler: compiler)
+        let planner = QueryPlanner(table: binding.table, compiler: compiler, view: realm.queryView())
         if let first = rest.first, case .sort(let sort) = first, rest.count >= 2,
             case .limit(let n) = rest[rest.startIndex + 1]
         {

@@ -37,6 +37,18 @@ struct StoreView {
         try transaction.statistics(table.database.dbi).entries
     }
 
+    /// How many objects the index of `column` of `table` holds under `keys`, from the index's
+    /// duplicate counts: no record is read.
+    func indexCount(of table: Table, column: Int, keys: [[UInt8]]) throws -> Int {
+        guard let index = table.indexes[column] else { return 0 }
+        let cursor = try UnsafeCursor(transaction: transaction, dbi: index.dbi)
+        var total = 0
+        for key in keys where try key.withUnsafeBytes({ try cursor.seek(exactly: $0) }) != nil {
+            total += try cursor.valueCount()
+        }
+        return total
+    }
+
     /// Lends `body` the key and record of the object with the largest key in `table`, if any.
     func withLastObject<R>(of table: Table, _ body: (_ key: UnsafeRawBufferPointer, _ record: UnsafeRawBufferPointer) -> R) throws -> R? {
         let cursor = try UnsafeCursor(transaction: transaction, dbi: table.database.dbi)
