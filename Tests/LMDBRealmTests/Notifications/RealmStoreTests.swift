@@ -1,0 +1,61 @@
+import Foundation
+import LMDBRealm
+import TestSupport
+import Testing
+
+private struct Refused: Error {}
+
+@Suite struct RealmStoreTests {
+    /// Many tasks at once write and read through one store: every write is stored, and each
+    /// task's read after its write sees it.
+    @Test func concurrentHandlersReadTheirOwnWrites() async throws {
+        let dir = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let store = try await RealmStore(configuration: makeConfiguration(dir, types: [Article.self]), readers: 3)
+        let seen = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for i in 0..<200 {
+                group.addTask {
+                    let id = try await store.write { realm in
+                        try realm.add(Article(id: "t\(i)", wordCount: i))
+                        return "t\(i)"
+                    }
+                    return try await store.read { realm in realm.object(ofType: Article.self, forPrimaryKey: id) != nil }
+                }
+            }
+            return try await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(seen.count == 200 && seen.allSatisfy { $0 })
+        #expect(try await store.read { $0.objects(Article.self).count } == 200)
+        // Frozen results leave the block and are read anywhere.
+        let top = try await store.read { realm in
+            FrozenResults(realm.objects(Article.self).sorted(byKeyPath: "wordCount", ascending: false).limit(3))
+        }
+        #expect(top.map(\.wordCount) == [199, 198, 197])
+    }
+
+    /// A write that throws rolls back only itself; the others made at the same time are stored.
+    @Test func aThrowingWriteRollsBackOnlyItself() async throws {
+        let dir = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let store = try await RealmStore(configuration: makeConfiguration(dir, types: [Article.self]))
+        let outcomes = await withTaskGroup(of: Bool.self) { group in
+            for i in 0..<10 {
+                group.addTask {
+                    do {
+                        try await store.write { realm in
+                            try realm.add(Article(id: "w\(i)"))
+                            if i == 4 { throw Refused() }
+                        }
+                        return true
+                    } catch {
+                        return !(error is Refused)
+                    }
+                }
+            }
+            return await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(outcomes.filter { $0 }.count == 9)
+        let ids = try await store.read { realm in Set(realm.objects(Article.self).map(\.id)) }
+        #expect(ids.count == 9 && !ids.contains("w4"))
+    }
+}
