@@ -332,7 +332,16 @@ extension Results {
 
     /// As ``changes``, counting only changes to `keyPaths` as modifications.
     public func changes(keyPaths: [String]?) -> AsyncStream<RealmCollectionChange<FrozenResults<Element>>> {
-        changeStream(core.realm.configuration) { queue, releaseSynchronously, deliver in
+        changes(keyPaths: keyPaths, bufferingPolicy: .unbounded)
+    }
+
+    /// As ``changes``, keeping unconsumed changes as `bufferingPolicy` says: for a slow
+    /// consumer that only shows the newest state, `.bufferingNewest(1)` keeps one change
+    /// (then the index changes of the one delivered no longer follow from the one before).
+    public func changes(
+        keyPaths: [String]? = nil, bufferingPolicy: AsyncStream<RealmCollectionChange<FrozenResults<Element>>>.Continuation.BufferingPolicy
+    ) -> AsyncStream<RealmCollectionChange<FrozenResults<Element>>> {
+        changeStream(core.realm.configuration, bufferingPolicy) { queue, releaseSynchronously, deliver in
             observe(keyPaths: keyPaths, on: queue, releaseSynchronously: releaseSynchronously) { change in
                 switch change {
                 case .initial(let results):
@@ -353,10 +362,11 @@ extension Results {
 /// iterating task or dropping the stream ends the observation.
 func changeStream<Element: Sendable>(
     _ configuration: Realm.Configuration,
+    _ bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy = .unbounded,
     _ observe: (DispatchQueue, _ releaseSynchronously: Bool, _ deliver: @escaping @Sendable (Element, _ isLast: Bool) -> Void)
         -> NotificationToken
 ) -> AsyncStream<Element> {
-    let (stream, continuation) = AsyncStream.makeStream(of: Element.self)
+    let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: bufferingPolicy)
     let queue = StreamQueues.queue(for: configuration)
     // Cancelling the stream releases its realm before onTermination returns.
     let token = observe(queue, true) { element, isLast in
