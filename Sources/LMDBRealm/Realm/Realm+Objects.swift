@@ -41,7 +41,7 @@ extension Realm {
         if directly && binding.classInfo.isEmbedded {
             fatalError("Embedded objects cannot be added directly: assign them to a property of their parent")
         }
-        if binding.classInfo.links.isEmpty && binding.classInfo.lists.isEmpty {
+        if binding.classInfo.links.isEmpty && binding.classInfo.lists.isEmpty && binding.classInfo.mixed.isEmpty {
             try insert(object, binding: binding, update: update)
         } else {
             try insertGraph(object, binding: binding, update: update)
