@@ -144,17 +144,7 @@ public final class Migration {
             fatalError("Cannot create an object of '\(typeName)' in a migration: the class is not in the new schema")
         }
         let declaredOrder = info.schema.properties.map(\.name)
-        var given: [String: Any?] = [:]
-        if let dictionary = value as? [String: Any?] {
-            given = dictionary
-        } else if let dictionary = value as? [String: Any] {
-            given = dictionary.mapValues { Optional($0) }
-        } else if let array = value as? [Any?] ?? (value as? [Any]).map({ $0.map { Optional($0) } }) {
-            require(array.count <= declaredOrder.count, "Cannot create a '\(typeName)' from \(array.count) values: it has \(declaredOrder.count) properties")
-            for (name, v) in zip(declaredOrder, array) { given[name] = v }
-        } else {
-            fatalError("Cannot create a '\(typeName)' from a value of type \(type(of: value)): give a dictionary or an array")
-        }
+        let given = givenValues(value, names: declaredOrder, className: typeName)
         let defaults = Realm.defaultRecord(info)
         let defaultsTable = Table(schema: info.schema, database: table.database)
         let writer = RecordWriter()
@@ -287,7 +277,7 @@ public final class MigrationObject: CustomStringConvertible {
             migration.touched.insert(className)
             if table.lists[column] != nil {
                 let values = newValue.map { value -> [Any?] in
-                    guard let array = value as? [Any?] ?? (value as? [Any]).map({ $0.map { Optional($0) } }) else {
+                    guard let array = anyArray(value) else {
                         fatalError("Cannot set the list '\(className).\(name)' to a value of type \(type(of: value)): give an array")
                     }
                     return array

@@ -37,6 +37,28 @@ extension MutableSet: AnyElementAppending {
     }
 }
 
+/// `value` as a dictionary of values by name, if it is one.
+func anyDictionary(_ value: Any?) -> [String: Any?]? {
+    value as? [String: Any?] ?? (value as? [String: Any]).map { $0.mapValues { Optional($0) } }
+}
+
+/// `value` as an array of values, if it is one.
+func anyArray(_ value: Any?) -> [Any?]? {
+    value as? [Any?] ?? (value as? [Any]).map { $0.map { Optional($0) } }
+}
+
+/// The property values `value` gives an object of `className` whose settable properties are
+/// `names`, in order: a dictionary of values by name, or an array of them in that order.
+/// - Precondition: `value` is one of those, no longer than `names`.
+func givenValues(_ value: Any, names: [String], className: String) -> [String: Any?] {
+    if let dictionary = anyDictionary(value) { return dictionary }
+    guard let array = anyArray(value) else {
+        fatalError("Invalid value '\(value)' to create an object of type '\(className)': give a dictionary or an array")
+    }
+    require(array.count <= names.count, "Invalid array of \(array.count) values for '\(className)': it has \(names.count) properties")
+    return Dictionary(uniqueKeysWithValues: zip(names, array).map { ($0, $1) })
+}
+
 /// A map that takes its entries from a dictionary of values of any type.
 protocol AnyEntrySetting {
     /// Sets each entry of `dictionary`, converting values as a list's elements are; false at
@@ -86,9 +108,7 @@ extension Object {
             if info.schema.properties[column].isArray {
                 guard let collection = self[name] as? any AnyElementAppending else {
                     // A map: its entries given as a dictionary, or another object's map.
-                    if let map = self[name] as? any AnyEntrySetting,
-                        let dictionary = v as? [String: Any?] ?? (v as? [String: Any]).map({ $0.mapValues { Optional($0) } })
-                    {
+                    if let map = self[name] as? any AnyEntrySetting, let dictionary = anyDictionary(v) {
                         require(map.setAnyEntries(dictionary), "Invalid value '\(v ?? "nil")' for the map '\(info.schema.className).\(name)'")
                         continue
                     }
@@ -124,7 +144,7 @@ extension Realm {
     public func create<T: Object>(_ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error) throws -> T {
         checkWriteThread()
         let info = ClassInfo.of(type)
-        if update != .error, let dictionary = (value as? [String: Any?]) ?? (value as? [String: Any]).map({ $0.mapValues { Optional($0) } }),
+        if update != .error, let dictionary = anyDictionary(value),
             let key = info.primaryKeyColumn.map({ info.schema.properties[$0].name }), let pk = dictionary[key] ?? nil,
             let existing = object(ofType: type, forPrimaryKey: pk)
         {

@@ -46,18 +46,7 @@ extension Realm {
         }
         let table = binding.table
         let properties = table.schema.properties
-        var given: [String: Any?] = [:]
-        if let dictionary = value as? [String: Any?] {
-            given = dictionary
-        } else if let dictionary = value as? [String: Any] {
-            given = dictionary.mapValues { Optional($0) }
-        } else if let array = value as? [Any?] ?? (value as? [Any]).map({ $0.map { Optional($0) } }) {
-            let settable = properties.filter { $0.type != .linkingObjects }
-            require(array.count <= settable.count, "Invalid array of \(array.count) values for '\(typeName)': it has \(settable.count) properties")
-            for (property, v) in zip(settable, array) { given[property.name] = v }
-        } else {
-            fatalError("Invalid value '\(value)' to create an object of type '\(typeName)': give a dictionary or an array")
-        }
+        let given = givenValues(value, names: properties.filter { $0.type != .linkingObjects }.map(\.name), className: typeName)
         for name in given.keys where table.schema[name] == nil {
             fatalError("Invalid property name '\(name)' for class '\(typeName)'")
         }
@@ -167,14 +156,14 @@ extension Object {
         if property.isArray {
             let fields: [[UInt8]?]
             if property.isMap {
-                guard let dictionary = newValue as? [String: Any?] ?? (newValue as? [String: Any]).map({ $0.mapValues { Optional($0) } }) ?? (newValue == nil ? [:] : nil) else {
+                guard let dictionary = anyDictionary(newValue) ?? (newValue == nil ? [:] : nil) else {
                     fatalError("Cannot set the map '\(table.className).\(name)' to a value of type \(type(of: newValue!)): give a dictionary")
                 }
                 fields = dictionary.sorted { $0.key < $1.key }.map { key, value in
                     migrationField(value, for: property).withUnsafeBytesIfPresent { MapEntry.encode(key, field: $0) }
                 }
             } else {
-                guard let array = newValue as? [Any?] ?? (newValue as? [Any]).map({ $0.map { Optional($0) } }) ?? (newValue == nil ? [] : nil) else {
+                guard let array = anyArray(newValue) ?? (newValue == nil ? [] : nil) else {
                     fatalError("Cannot set the list '\(table.className).\(name)' to a value of type \(type(of: newValue!)): give an array")
                 }
                 fields = array.map { migrationField($0, for: property) }
