@@ -68,20 +68,27 @@ extension Realm {
         }
     }
 
-    /// The handle of `configuration`'s file open in `confinement`, or a new one, kept (weakly)
-    /// for the next open there. A configuration that differs from the cached handle's in
+    /// The handle of `configuration`'s file open in `confinement`, or a new one, kept (without
+    /// keeping it alive) for the next open there. A configuration that differs from the cached handle's in
     /// what it opens (access, sizes, schema version, classes) gets a handle of its own, whose
     /// opening checks it against the file as any other.
     static func cachedHandle(_ configuration: Configuration, _ confinement: Confinement) throws -> Realm {
         let key = handleKey(configuration, confinement)
         let cached = handleLock.withLock { handles[key]?.takeUnretainedValue() }
-        if let cached, cached.configuration.opensLike(configuration) { return cached }
+        if let cached, cached.configuration.opensLike(configuration), !cached.outlivedItsActor { return cached }
         let realm = try Realm(configuration: configuration, confinement: confinement)
         if cached == nil {
             realm.cacheKey = key
             handleLock.withLock { handles[key] = Unmanaged.passUnretained(realm) }
         }
         return realm
+    }
+
+    /// Whether the realm is confined to an actor that is gone (a new actor may have its
+    /// identity): such a handle is never handed out again.
+    private var outlivedItsActor: Bool {
+        if case .actor(let reference) = confinement { return reference.actor == nil }
+        return false
     }
 
     /// Takes a closing handle out of the cache.

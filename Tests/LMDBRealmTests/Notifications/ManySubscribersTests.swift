@@ -19,7 +19,7 @@ private final class Seen: @unchecked Sendable {
     }
 
     /// Waits until every subscriber has seen `count` articles; false after `timeout` seconds.
-    func waitForAll(_ count: Int, timeout: TimeInterval = 60) -> Bool {
+    func waitForAll(_ count: Int, timeout: TimeInterval = 180) -> Bool {
         let deadline = Date(timeIntervalSinceNow: timeout)
         condition.lock()
         defer { condition.unlock() }
