@@ -18,8 +18,8 @@ import Foundation
 // before anything reads through them.
 
 extension Persisted: Decodable where Value: Decodable {
-    /// Reads the value; an optional property or a collection missing from the input is `nil` or
-    /// empty, as in RealmSwift.
+    /// Reads the value. A missing optional property decodes as `nil`, as in RealmSwift; a
+    /// missing collection as an empty one (RealmSwift throws `keyNotFound` there).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         let value: Value
