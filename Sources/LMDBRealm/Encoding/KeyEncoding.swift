@@ -58,6 +58,36 @@ enum KeyEncoding {
         return try key.withUnsafeBytes(body)
     }
 
+    /// Appends the key form of a field as ``append(_:type:to:)`` does, but with no key of its
+    /// kind a prefix of another: the bytes of a string or data value have each zero byte
+    /// followed by 0xFF and end with two zero bytes. The order stays the values' order, and a
+    /// key joined after it compares only between equal values (compound index keys).
+    static func appendPrefixFree(_ field: UnsafeRawBufferPointer?, type: PropertyType, to out: inout [UInt8]) {
+        guard let field, type.fixedSize == nil else { return append(field, type: type, to: &out) }
+        out.append(valueTag)
+        for byte in field {
+            out.append(byte)
+            if byte == 0 { out.append(0xFF) }
+        }
+        out.append(0)
+        out.append(0)
+    }
+
+    /// The prefix-free form (see ``appendPrefixFree(_:type:to:)``) of a key ``append(_:type:to:)``
+    /// made, which must not have been cut.
+    static func prefixFree(_ key: [UInt8], type: PropertyType) -> [UInt8] {
+        guard type.fixedSize == nil, key.first == valueTag else { return key }
+        var out: [UInt8] = [valueTag]
+        out.reserveCapacity(key.count + 2)
+        for byte in key.dropFirst() {
+            out.append(byte)
+            if byte == 0 { out.append(0xFF) }
+        }
+        out.append(0)
+        out.append(0)
+        return out
+    }
+
     /// The key for an auto-assigned object key (classes without a primary key).
     @inline(__always)
     static func appendBigEndian(_ v: UInt64, to out: inout [UInt8]) {

@@ -113,3 +113,42 @@ public struct StringOptions: OptionSet, Sendable, Hashable {
     /// Ignore diacritics (`[d]`): "é" matches "e".
     public static let diacriticInsensitive = StringOptions(rawValue: 2)
 }
+
+/// Queries compare by what they test, so that observers of one query can share the work of
+/// each commit. A closure (`.block`) cannot be compared: a query holding one equals no query,
+/// itself included.
+extension QueryNode: Hashable {
+    static func == (lhs: QueryNode, rhs: QueryNode) -> Bool {
+        switch (lhs, rhs) {
+        case (.constant(let a), .constant(let b)): a == b
+        case (.comparison(let p, let o, let v, let s), .comparison(let p2, let o2, let v2, let s2)): p == p2 && o == o2 && v == v2 && s == s2
+        case (.between(let p, let l, let u), .between(let p2, let l2, let u2)): p == p2 && l == l2 && u == u2
+        case (.membership(let p, let v), .membership(let p2, let v2)): p == p2 && v == v2
+        case (.stringMatch(let p, let o, let t, let s), .stringMatch(let p2, let o2, let t2, let s2)): p == p2 && o == o2 && t == t2 && s == s2
+        case (.and(let a), .and(let b)), (.or(let a), .or(let b)): a == b
+        case (.not(let a), .not(let b)): a == b
+        case (.collection(let p, let q, let e), .collection(let p2, let q2, let e2)): p == p2 && q == q2 && e == e2
+        case (.aggregate(let p, let f, let n, let c, let o, let v), .aggregate(let p2, let f2, let n2, let c2, let o2, let v2)):
+            p == p2 && f == f2 && n == n2 && c == c2 && o == o2 && v == v2
+        case (.elementOf(let o, let p, let k), .elementOf(let o2, let p2, let k2)): o == o2 && p == p2 && k == k2
+        default: false
+        }
+    }
+
+    func hash(into hasher: inout Hasher) {
+        switch self {
+        case .constant(let a): hasher.combine(0); hasher.combine(a)
+        case .comparison(let p, let o, let v, _): hasher.combine(1); hasher.combine(p); hasher.combine(o); hasher.combine(v)
+        case .between(let p, let l, _): hasher.combine(2); hasher.combine(p); hasher.combine(l)
+        case .membership(let p, let v): hasher.combine(3); hasher.combine(p); hasher.combine(v)
+        case .stringMatch(let p, let o, let t, _): hasher.combine(4); hasher.combine(p); hasher.combine(o); hasher.combine(t)
+        case .and(let a): hasher.combine(5); hasher.combine(a)
+        case .or(let a): hasher.combine(6); hasher.combine(a)
+        case .not(let a): hasher.combine(7); hasher.combine(a)
+        case .block: hasher.combine(8)
+        case .collection(let p, _, let e): hasher.combine(9); hasher.combine(p); hasher.combine(e)
+        case .aggregate(let p, let f, _, _, _, let v): hasher.combine(10); hasher.combine(p); hasher.combine(f); hasher.combine(v)
+        case .elementOf(let o, let p, let k): hasher.combine(11); hasher.combine(o); hasher.combine(p); hasher.combine(k)
+        }
+    }
+}

@@ -17,6 +17,10 @@ enum AccessPath {
     /// Every object in the order of the index of `column` (`nil`: the primary key), for a sort
     /// with a limit: the walk stops once the limit is reached.
     case ordered(column: Int?, ascending: Bool)
+    /// The entries of compound index `index` of the table whose keys start with `prefix` (the
+    /// leading columns' values), in the order of its last column: for equality on the leading
+    /// columns sorted by the last.
+    case compound(index: Int, prefix: [UInt8], ascending: Bool)
     /// The objects whose link or list of objects `column` holds one of the targets: read from
     /// the link's index or the list's references, in key order, each once.
     case backlinks(column: Int, targets: BacklinkTargets)
@@ -57,6 +61,10 @@ struct QueryPlan: CustomStringConvertible {
         case .indexPrefix(let c, _): what = "index prefix range on \(prop(c))"
         case .ordered(let c, let ascending):
             what = "index-ordered scan of \(c.map(prop) ?? "\(name) primary key") \(ascending ? "ascending" : "descending")"
+        case .compound(let i, _, let ascending):
+            let columns = table.compoundIndexes[i].columns
+            what = "compound index (\(columns.map(prop).joined(separator: ", "))) equality on \(columns.dropLast().map(prop).joined(separator: ", ")), "
+                + "in order of \(prop(columns.last!)) \(ascending ? "ascending" : "descending")"
         case .backlinks(let c, .keys(let keys)):
             what = "link lookup on \(prop(c)) (\(keys.count) object\(keys.count == 1 ? "" : "s"))"
         case .backlinks(let c, .query(let inner)):
@@ -92,6 +100,11 @@ struct QueryPlanner {
             if best == nil || candidate.rank < best!.rank {
                 best = (candidate.rank, candidate.access, candidate.exact && conjuncts.count == 1)
             }
+        }
+        // Equality on the leading columns of a compound index and a sort by its last: the
+        // index holds the matching objects in order (a primary-key lookup finds one at most).
+        if best?.rank != 0, let (access, exact) = compoundAccess(conjuncts, sort: sort) {
+            return QueryPlan(table: table, access: access, filter: exact ? nil : filter, countFromIndex: false)
         }
         // A sort with a limit and no selective lookup walks the sort key's order and stops early;
         // so does one whose equality matches so many objects that the walk meets its limit
@@ -132,6 +145,35 @@ struct QueryPlanner {
             let total = try? view.count(of: table)
         else { return false }
         return Double(max(limit, 1)) * Double(total) / Double(matches) < Double(matches)
+    }
+
+    /// A walk of a compound index for `sort` (one key, the index's last column) after
+    /// equalities on every other column of the index among `conjuncts`, and whether it
+    /// answers them exactly (they are all there is, and no index key can be cut).
+    private func compoundAccess(_ conjuncts: [QueryNode], sort: [SortDescriptor]) -> (AccessPath, exact: Bool)? {
+        guard sort.count == 1, !table.compoundIndexes.isEmpty,
+            let sortColumn = table.schema.properties.firstIndex(where: { $0.name == sort[0].keyPath })
+        else { return nil }
+        // The index with the most leading columns the query fixes.
+        var found: (AccessPath, exact: Bool, columns: Int)?
+        search: for (i, index) in table.compoundIndexes.enumerated() where index.columns.last == sortColumn {
+            if let found, found.columns >= index.columns.count { continue }
+            var prefix: [UInt8] = []
+            for column in index.columns.dropLast() {
+                let name = table.schema.properties[column].name
+                let key = conjuncts.lazy.compactMap { node -> [UInt8]? in
+                    guard case .comparison(name, .equal, let value, let options) = node, options.isEmpty else { return nil }
+                    return self.probe(value, column)
+                }.first
+                guard let key, key.count < Table.maximumIndexKeyLength else { continue search }
+                prefix += KeyEncoding.prefixFree(key, type: table.schema.properties[column].type)
+            }
+            guard prefix.count < Table.maximumIndexKeyLength else { continue }
+            let last = table.schema.properties[sortColumn].type.fixedSize.map { prefix.count + 1 + $0 <= Table.maximumIndexKeyLength }
+            let exact = conjuncts.count == index.columns.count - 1 && last == true
+            found = (.compound(index: i, prefix: prefix, ascending: sort[0].ascending), exact, index.columns.count)
+        }
+        return found.map { ($0.0, $0.exact) }
     }
 
     /// The stored column a matcher for `node` reads first, if any.
@@ -258,7 +300,7 @@ struct QueryPlanner {
         case .primaryKeyRange: rank = 3
         case .indexRange, .indexPrefix: rank = 4
         case .backlinks(_, .query): rank = 5
-        case .fullScan, .ordered: return nil
+        case .fullScan, .ordered, .compound: return nil
         }
         return (plan, rank)
     }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// One step of a `Results` chain, applied in the order written.
-enum ResultsStep: Sendable {
+enum ResultsStep: Sendable, Hashable {
     case filter(QueryNode)
     case sort([SortDescriptor])
     case distinct([String])
@@ -71,12 +71,14 @@ final class ResultsCore {
         let (query, rest) = split()
         let compiler = QueryCompiler(table: binding.table, binding: binding, realm: realm)
         let planner = QueryPlanner(table: binding.table, compiler: compiler, view: realm.queryView())
-        if let first = rest.first, case .sort(let sort) = first, rest.count >= 2,
-            case .limit(let n) = rest[rest.startIndex + 1]
-        {
-            let plan = planner.plan(query, sort: sort, limit: n)
-            if case .ordered = plan.access { return (plan, 2) }
-            return (plan, 0)
+        if let first = rest.first, case .sort(let sort) = first {
+            var limit: Int?
+            if rest.count >= 2, case .limit(let n) = rest[rest.startIndex + 1] { limit = n }
+            let plan = planner.plan(query, sort: sort, limit: limit)
+            switch plan.access {
+            case .ordered, .compound: return (plan, limit == nil ? 1 : 2)
+            default: return (plan, 0)
+            }
         }
         return (planner.plan(query, sort: [], limit: nil), 0)
     }

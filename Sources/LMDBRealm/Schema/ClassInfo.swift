@@ -118,7 +118,21 @@ final class ClassInfo: @unchecked Sendable {
         let properties = columns.map(\.property)
         let keys = properties.indices.filter { properties[$0].isPrimary }
         require(keys.count <= 1, "\(className) declares more than one primary key: \(keys.map { properties[$0].name })")
-        self.schema = ObjectSchema(className: className, properties: properties)
+        let groups = type.compoundIndexes()
+        for group in groups {
+            require(group.count >= 2 && Set(group).count == group.count,
+                "The compound index \(group) of \(className) must name two or more distinct properties")
+            for name in group {
+                guard let property = properties.first(where: { $0.name == name }) else {
+                    fatalError("The compound index \(group) of \(className) names '\(name)', which is not a persisted property of it")
+                }
+                require(!property.isArray && [.bool, .int, .string, .date, .objectId, .uuid].contains(property.type),
+                    "The compound index \(group) of \(className) names '\(name)', a \(property.typeName): "
+                        + "compound indexes hold bool, int, string, date, ObjectId and UUID properties")
+            }
+        }
+        require(Set(groups).count == groups.count, "\(className) declares one compound index twice")
+        self.schema = ObjectSchema(className: className, properties: properties, compoundIndexes: groups)
         self.fields = columns.map(\.field)
         self.columnOffsets = columns.map { $0.field.offset - $0.field.accessor.valueOffset + $0.field.accessor.columnOffset }
         self.primaryKeyColumn = keys.first

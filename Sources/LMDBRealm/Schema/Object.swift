@@ -62,6 +62,29 @@ open class Object {
         String(describing: self)
     }
 
+    /// Groups of properties to index together, each listed in its order; none by default.
+    ///
+    /// A query that tests every property of a group but the last for equality and sorts by
+    /// the last reads the matching objects from the group's index, already in order, and
+    /// stops at a limit: "the newest 50 notes of a folder" reads 50 objects, however many the
+    /// folder holds.
+    ///
+    /// ```swift
+    /// class Note: Object {
+    ///     @Persisted var folder: String
+    ///     @Persisted var created: Date
+    ///     override class func compoundIndexes() -> [[String]] { [["folder", "created"]] }
+    /// }
+    /// let newest = realm.objects(Note.self).where { $0.folder == "inbox" }
+    ///     .sorted(byKeyPath: "created", ascending: false).prefix(50)
+    /// ```
+    ///
+    /// Each group names two or more distinct properties of kinds that can be indexed (bool,
+    /// int, string, date, `ObjectId`, `UUID`, and enums and custom types stored as those).
+    /// Adding or removing a group needs no migration: the index is built or emptied when the
+    /// realm opens. `explain()` shows when a query uses one. RealmSwift has no such indexes.
+    open class func compoundIndexes() -> [[String]] { [] }
+
     /// The persisted properties of this object's class.
     public var objectSchema: ObjectSchema {
         _classInfo.schema

@@ -118,12 +118,30 @@ public struct ObjectSchema: Sendable, Codable, Hashable, CustomStringConvertible
     public let className: String
     /// The persisted properties, in the order their values are stored.
     public let properties: [Property]
+    /// The groups of properties indexed together, each in its order (see
+    /// ``Object/compoundIndexes()``).
+    public var compoundIndexes: [[String]] { _compoundIndexes ?? [] }
+    private let _compoundIndexes: [[String]]?
+
+    init(className: String, properties: [Property], compoundIndexes: [[String]] = []) {
+        self.className = className
+        self.properties = properties
+        self._compoundIndexes = compoundIndexes.isEmpty ? nil : compoundIndexes
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case className, properties
+        case _compoundIndexes = "compoundIndexes"
+    }
 
     /// The primary-key property, if the class has one.
     public var primaryKeyProperty: Property? { properties.first { $0.isPrimary } }
 
-    /// The names of the properties with an index database (declared indexes and links).
-    var indexedNames: Set<String> { Set(properties.filter(\.hasIndex).map(\.name)) }
+    /// The names of the properties with an index database (declared indexes and links), and
+    /// each compound index as its property names joined with "+".
+    var indexedNames: Set<String> {
+        Set(properties.filter(\.hasIndex).map(\.name)).union(compoundIndexes.map { $0.joined(separator: "+") })
+    }
 
     /// The property called `name`, if there is one.
     public subscript(name: String) -> Property? { properties.first { $0.name == name } }

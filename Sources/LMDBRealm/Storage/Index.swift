@@ -40,6 +40,54 @@ extension Table {
     }
 }
 
+/// The index of a group of columns: one `duplicateSort` database whose keys join the columns'
+/// index keys, every one but the last in a form no other key is a prefix of (see
+/// ``KeyEncoding/appendPrefixFree(_:type:to:)``), so that the objects with given values of the
+/// leading columns lie together, in the order of the last column.
+struct CompoundIndex {
+    /// The stored columns, in the order their keys are joined.
+    let columns: [Int]
+    let database: Database
+}
+
+extension Table {
+    /// The LMDB database name of the index of the properties `names` of `className`.
+    static func compoundIndexDatabaseName(className: String, properties names: [String]) -> String {
+        "cindex_" + className + "_" + names.joined(separator: "+")
+    }
+
+    /// Opens (or, with `create`, creates) the databases of the compound indexes `schema`
+    /// declares; one whose database is missing (`open` gives nil) is left out.
+    static func openCompoundIndexes(of schema: ObjectSchema, _ open: (String, Bool) throws -> Database?) throws -> [CompoundIndex] {
+        var indexes: [CompoundIndex] = []
+        for names in schema.compoundIndexes {
+            let columns = names.compactMap { name in schema.properties.firstIndex { $0.name == name } }
+            guard columns.count == names.count,
+                let db = try open(compoundIndexDatabaseName(className: schema.className, properties: names), true)
+            else { continue }
+            indexes.append(CompoundIndex(columns: columns, database: db))
+        }
+        return indexes
+    }
+
+    /// Appends the key of `record` in the compound index `index` to `out`, cut to the index
+    /// key length.
+    func appendCompoundKey(_ index: CompoundIndex, record: UnsafeRawBufferPointer, in file: StoreFile, to out: inout [UInt8]) {
+        let start = out.count
+        for (position, column) in index.columns.enumerated() {
+            let field = field(record.baseAddress!, size: record.count, column: column, in: file)
+            let type = schema.properties[column].type
+            if position == index.columns.count - 1 {
+                KeyEncoding.append(field, type: type, to: &out)
+            } else {
+                KeyEncoding.appendPrefixFree(field, type: type, to: &out)
+            }
+        }
+        let end = start + Table.maximumIndexKeyLength
+        if out.count > end { out.removeLast(out.count - end) }
+    }
+}
+
 extension StoreView {
     /// Walks every table and every index of the file and lists each way they disagree: an
     /// index entry with no object, an object missing from an index, an entry under the wrong
@@ -49,15 +97,13 @@ extension StoreView {
         let txn = transaction
         do {
             for table in tables {
-                for (column, index) in table.indexes.sorted(by: { $0.key < $1.key }) {
-                    let name = "\(table.className).\(table.schema.properties[column].name)"
+                func check(_ name: String, _ index: Database, _ appendKey: (UnsafeRawBufferPointer, inout [UInt8]) -> Void) throws {
                     var expected = Set<[UInt8]>()
                     let records = try UnsafeCursor(transaction: txn, dbi: table.database.dbi)
                     try records.forEach { key, record in
                         table.checkRecord(record, in: file)
                         var entry: [UInt8] = []
-                        table.appendIndexKey(
-                            table.field(record.baseAddress!, size: record.count, column: column, in: file), column: column, to: &entry)
+                        appendKey(record, &entry)
                         withUnsafeBytes(of: UInt32(entry.count)) { entry.insert(contentsOf: $0, at: 0) }
                         entry.append(contentsOf: key)
                         expected.insert(entry)
@@ -76,6 +122,18 @@ extension StoreView {
                     let extra = actual.subtracting(expected).count
                     if missing > 0 { problems.append("\(name): \(missing) object(s) missing from the index") }
                     if extra > 0 { problems.append("\(name): \(extra) index entr(ies) with no matching object") }
+                }
+                for (column, index) in table.indexes.sorted(by: { $0.key < $1.key }) {
+                    try check("\(table.className).\(table.schema.properties[column].name)", index) { record, out in
+                        table.appendIndexKey(
+                            table.field(record.baseAddress!, size: record.count, column: column, in: file), column: column, to: &out)
+                    }
+                }
+                for index in table.compoundIndexes {
+                    let names = index.columns.map { table.schema.properties[$0].name }
+                    try check("\(table.className).(\(names.joined(separator: ", ")))", index.database) { record, out in
+                        table.appendCompoundKey(index, record: record, in: file, to: &out)
+                    }
                 }
             }
             problems += try listProblems(of: tables, in: file)

@@ -168,7 +168,12 @@ struct QueryExecutor {
             }
 
         case .ordered(let column?, let ascending):
-            try walkIndexInOrder(column: column, ascending: ascending, keysOnly: keysOnly, visit)
+            try walkIndexInOrder(table.indexes[column]!, column: column, ascending: ascending, keysOnly: keysOnly, visit)
+
+        case .compound(let i, let prefix, let ascending):
+            let index = table.compoundIndexes[i]
+            try walkIndexInOrder(
+                index.database, column: index.columns.last!, prefix: prefix, ascending: ascending, keysOnly: keysOnly, visit)
 
         case .backlinks(let column, let targets):
             let keys: [[UInt8]]
@@ -264,13 +269,37 @@ struct QueryExecutor {
     /// object, the usual case, from the next entry's key: that object is visited straight from
     /// the map, with no copy and no count. Keys and records visited are pointers into the
     /// snapshot, valid for the whole walk (nothing writes while it runs).
-    private func walkIndexInOrder(column: Int, ascending: Bool, keysOnly: Bool, _ visit: Visit) throws {
-        let cursor = try UnsafeCursor(transaction: txn, dbi: table.indexes[column]!.dbi)
+    ///
+    /// With a `prefix`, only the keys that start with it are walked (a compound index's entries
+    /// for given values of its leading columns, ordered by `column`, its last).
+    private func walkIndexInOrder(
+        _ index: Database, column: Int, prefix: [UInt8]? = nil, ascending: Bool, keysOnly: Bool, _ visit: Visit
+    ) throws {
+        let cursor = try UnsafeCursor(transaction: txn, dbi: index.dbi)
         // The objects of one index key, reused from key to key.
         var group: [(key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer)] = []
-        var entry = try ascending ? cursor.first() : cursor.last()
+        var entry: UnsafeCursor.Entry?
+        if let prefix {
+            if ascending {
+                entry = try prefix.withUnsafeBytes { try cursor.seek(atLeast: $0) }
+            } else if let after = Self.successor(of: prefix), try after.withUnsafeBytes({ try cursor.seek(atLeast: $0) }) != nil {
+                entry = try cursor.previous()
+            } else {
+                entry = try cursor.last()
+            }
+        } else {
+            entry = try ascending ? cursor.first() : cursor.last()
+        }
+        func inRange(_ e: UnsafeCursor.Entry?) -> UnsafeCursor.Entry? {
+            guard let e, let prefix else { return e }
+            guard e.key.count >= prefix.count,
+                prefix.withUnsafeBytes({ ByteOrder.compare(UnsafeRawBufferPointer(rebasing: e.key.prefix(prefix.count)), $0) == 0 })
+            else { return nil }
+            return e
+        }
+        entry = inRange(entry)
         while let e = entry {
-            var next = try ascending ? cursor.next() : cursor.previous()
+            var next = inRange(try ascending ? cursor.next() : cursor.previous())
             guard let n = next, Self.sameKey(n.key, e.key) else {
                 guard try visitObject(e.value, keysOnly, visit) else { return }
                 entry = next
@@ -283,10 +312,10 @@ struct QueryExecutor {
             group.removeAll(keepingCapacity: true)
             group.append((e.value, withRecords ? try record(of: e.value) : UnsafeRawBufferPointer(start: nil, count: 0)))
             group.append((n.value, withRecords ? try record(of: n.value) : UnsafeRawBufferPointer(start: nil, count: 0)))
-            next = try ascending ? cursor.next() : cursor.previous()
+            next = inRange(try ascending ? cursor.next() : cursor.previous())
             while let v = next, Self.sameKey(v.key, e.key) {
                 group.append((v.value, withRecords ? try record(of: v.value) : UnsafeRawBufferPointer(start: nil, count: 0)))
-                next = try ascending ? cursor.next() : cursor.previous()
+                next = inRange(try ascending ? cursor.next() : cursor.previous())
             }
             // The values of one key come in object-key order: going down, reversed.
             if !ascending { group.reverse() }
@@ -303,6 +332,20 @@ struct QueryExecutor {
             }
             entry = next
         }
+    }
+
+    /// The smallest key after every key that starts with `prefix`, or `nil` if none is (the
+    /// prefix is all 0xFF bytes).
+    static func successor(of prefix: [UInt8]) -> [UInt8]? {
+        var key = prefix
+        while let last = key.last {
+            if last < 0xFF {
+                key[key.count - 1] = last + 1
+                return key
+            }
+            key.removeLast()
+        }
+        return nil
     }
 
     /// Whether two index keys are equal; most neighbours differ in their first eight bytes.

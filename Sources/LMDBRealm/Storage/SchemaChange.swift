@@ -90,10 +90,14 @@ extension WriteSession {
         for (column, index) in table.indexes where !schema.properties.contains(where: { $0.name == old.properties[column].name && $0.hasIndex }) {
             try txn.empty(index.dbi)
         }
+        for index in table.compoundIndexes { try txn.empty(index.database.dbi) }
         let indexes = try Table.openIndexes(of: schema) { name, _ in
             try transaction?.createDatabase(named: name, flags: .duplicateSort)
         }
-        let newTable = Table(schema: schema, database: table.database, indexes: indexes, lists: lists)
+        let compound = try Table.openCompoundIndexes(of: schema) { name, _ in
+            try transaction?.createDatabase(named: name, flags: .duplicateSort)
+        }
+        let newTable = Table(schema: schema, database: table.database, indexes: indexes, compoundIndexes: compound, lists: lists)
         try rebuildIndexes(of: newTable)
         try storeSchema(schema)
         catalog.tables[schema.className] = newTable
@@ -106,6 +110,10 @@ extension WriteSession {
         for (column, index) in table.indexes {
             try view.transaction.empty(index.dbi)
             try buildIndex(index, of: table, column: column)
+        }
+        for index in table.compoundIndexes {
+            try view.transaction.empty(index.database.dbi)
+            try buildIndex(index.database, of: table) { record, out in table.appendCompoundKey(index, record: record, in: file, to: &out) }
         }
     }
 
@@ -131,6 +139,7 @@ extension WriteSession {
         let txn = view.transaction
         try txn.empty(table.database.dbi)
         for index in table.indexes.values { try txn.empty(index.dbi) }
+        for index in table.compoundIndexes { try txn.empty(index.database.dbi) }
         for list in table.lists.values {
             try txn.empty(list.items.dbi)
             if let references = list.references { try txn.empty(references.dbi) }

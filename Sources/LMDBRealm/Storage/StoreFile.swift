@@ -221,8 +221,9 @@ final class StoreFile: @unchecked Sendable {
                             fileURL: url)
                     }
                     let indexes = try Table.openIndexes(of: schema) { name, _ in try environment.database(named: name) }
+                    let compound = try Table.openCompoundIndexes(of: schema) { name, _ in try environment.database(named: name) }
                     let lists = try Table.openLists(of: schema) { name, _ in try environment.database(named: name) }
-                    return Table(schema: schema, database: db, indexes: indexes, lists: lists)
+                    return Table(schema: schema, database: db, indexes: indexes, compoundIndexes: compound, lists: lists)
                 }
             }
             return StoreFile(environment: environment, url: url, readOnly: readOnly, meta: meta, catalog: catalog, tables: tables)
@@ -301,8 +302,9 @@ final class StoreFile: @unchecked Sendable {
         let schema = try StoreFile.decodeSchema(found, name: className, url: url)
         guard let db = try openDatabase(Table.databaseName(for: className)) else { return nil }
         let indexes = try Table.openIndexes(of: schema) { name, _ in try openDatabase(name) }
+        let compound = try Table.openCompoundIndexes(of: schema) { name, _ in try openDatabase(name) }
         let lists = try Table.openLists(of: schema) { name, _ in try openDatabase(name) }
-        return Table(schema: schema, database: db, indexes: indexes, lists: lists)
+        return Table(schema: schema, database: db, indexes: indexes, compoundIndexes: compound, lists: lists)
     }
 
     /// Finds the table of `className` in the catalog `view` sees and opens its databases

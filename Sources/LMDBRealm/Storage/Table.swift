@@ -28,18 +28,27 @@ final class Table: @unchecked Sendable {
     let indexes: [Int: Database]
     /// The stored columns that have an index, ascending.
     let indexedColumns: [Int]
+    /// The indexes of groups of columns (see ``Object/compoundIndexes()``).
+    let compoundIndexes: [CompoundIndex]
+    /// Whether objects of the table have index entries of any kind.
+    let hasIndexes: Bool
     /// The databases of each list column (see ``ListDatabases``).
     let lists: [Int: ListDatabases]
     /// Whether any column links to objects (a to-one link or a collection of objects).
     let hasLinks: Bool
 
-    init(schema: ObjectSchema, database: Database, indexes: [Int: Database] = [:], lists: [Int: ListDatabases] = [:]) {
+    init(
+        schema: ObjectSchema, database: Database, indexes: [Int: Database] = [:], compoundIndexes: [CompoundIndex] = [],
+        lists: [Int: ListDatabases] = [:]
+    ) {
         self.className = schema.className
         self.schema = schema
         self.database = database
         self.indexes = indexes
+        self.compoundIndexes = compoundIndexes
         self.lists = lists
         self.indexedColumns = indexes.keys.sorted()
+        self.hasIndexes = !indexes.isEmpty || !compoundIndexes.isEmpty
         self.fixedSizes = .allocate(capacity: schema.properties.count)
         _ = fixedSizes.initialize(from: schema.properties.map { Int32($0.type.fixedSize ?? 0) })
         self.columnCount = schema.properties.count

@@ -220,7 +220,7 @@ final class WriteSession {
         let txn = view.transaction
         var replaced = false
         // Replacing a stored object: its old index entries go first.
-        if update != .error && !appending && (!table.indexedColumns.isEmpty || changeLog != nil) {
+        if update != .error && !appending && (table.hasIndexes || changeLog != nil) {
             let old = try buffers.key.withUnsafeBytes { try txn.get(table.database.dbi, key: $0) }
             if let old {
                 table.checkRecord(old, in: file)
@@ -229,7 +229,7 @@ final class WriteSession {
                     let mask = recordWriter.withRecord { changedColumns(table, old: old, new: $0) }
                     changeLog.changes(for: table).modified[ObjectKey(buffers.key), default: 0] |= mask
                 }
-                if !table.indexedColumns.isEmpty {
+                if table.hasIndexes {
                     let keys = indexKeys(table, record: old)
                     try buffers.key.withUnsafeBytes { try removeIndexEntries(table, keys, key: $0) }
                 }
@@ -245,7 +245,7 @@ final class WriteSession {
             }
             throw Refusal.primaryKeyExists(className: table.className, key: shown)
         }
-        if !table.indexedColumns.isEmpty {
+        if table.hasIndexes {
             try recordWriter.withRecord { record in
                 try buffers.key.withUnsafeBytes { try bufferIndexEntries(table, record: record, key: $0) }
             }
@@ -296,8 +296,8 @@ final class WriteSession {
         for c in 0..<columns {
             recordWriter.append(c == storedColumn ? value : table.field(record.baseAddress!, size: record.count, column: c, in: file))
         }
-        let indexed = table.indexes[storedColumn] != nil
-        let oldKeys = indexed ? indexKeys(table, record: record).filter { $0.column == storedColumn } : []
+        let indexed = table.indexes[storedColumn] != nil || table.compoundIndexes.contains { $0.columns.contains(storedColumn) }
+        let oldKeys = indexed ? indexKeys(table, record: record, column: storedColumn) : []
         // An embedded object replaced by another (or by nil) is deleted.
         var replacedEmbedded: (Table, ObjectKey)?
         if let old = table.field(record.baseAddress!, size: record.count, column: storedColumn, in: file),
@@ -309,8 +309,8 @@ final class WriteSession {
             try key.withBytes { key in _ = try view.transaction.put(table.database.dbi, key: key, value: newRecord) }
         }
         if indexed {
-            let newKeys = recordWriter.withRecord { indexKeys(table, record: $0) }.filter { $0.column == storedColumn }
-            if newKeys.first?.key != oldKeys.first?.key {
+            let newKeys = recordWriter.withRecord { indexKeys(table, record: $0, column: storedColumn) }
+            if !newKeys.elementsEqual(oldKeys, by: { $0.key == $1.key }) {
                 try key.withBytes { key in
                     try removeIndexEntries(table, oldKeys, key: key)
                     try addIndexEntries(table, newKeys, key: key)
@@ -349,6 +349,7 @@ final class WriteSession {
         guard let keys else {
             try txn.empty(table.database.dbi)
             for index in table.indexes.values { try txn.empty(index.dbi) }
+            for index in table.compoundIndexes { try txn.empty(index.database.dbi) }
             for list in table.lists.values {
                 try txn.empty(list.items.dbi)
                 if let references = list.references { try txn.empty(references.dbi) }
@@ -382,6 +383,11 @@ final class WriteSession {
                     let field = table.field(record.baseAddress!, size: record.count, column: column, in: file)
                     entries.append(dbi: table.indexes[column]!.dbi, value: key) { out in
                         table.appendIndexKey(field, column: column, to: &out)
+                    }
+                }
+                for index in table.compoundIndexes {
+                    entries.append(dbi: index.database.dbi, value: key) { out in
+                        table.appendCompoundKey(index, record: record, in: file, to: &out)
                     }
                 }
                 try cursor.deleteCurrent()
@@ -507,22 +513,30 @@ final class WriteSession {
 
     // MARK: - Index entries
 
-    /// The index keys of an object's record, one per indexed column, copied out of the record
+    /// The index keys of an object's record, one per index (of every index, or of those that
+    /// hold stored column `column`), with the index's database, copied out of the record
     /// (values read from LMDB are only valid until the next change).
-    private func indexKeys(_ table: Table, record: UnsafeRawBufferPointer) -> [(column: Int, key: [UInt8])] {
-        table.indexedColumns.map { column in
+    private func indexKeys(_ table: Table, record: UnsafeRawBufferPointer, column only: Int? = nil) -> [(dbi: UInt32, key: [UInt8])] {
+        var keys: [(dbi: UInt32, key: [UInt8])] = []
+        for column in table.indexedColumns where only == nil || only == column {
             var key: [UInt8] = []
             table.appendIndexKey(
                 table.field(record.baseAddress!, size: record.count, column: column, in: file), column: column, to: &key)
-            return (column, key)
+            keys.append((table.indexes[column]!.dbi, key))
         }
+        for index in table.compoundIndexes where only.map(index.columns.contains) ?? true {
+            var key: [UInt8] = []
+            table.appendCompoundKey(index, record: record, in: file, to: &key)
+            keys.append((index.database.dbi, key))
+        }
+        return keys
     }
 
     /// Adds index entries for the object `key`: buffered, and written in key order when the
     /// write next reads or removes index entries, or commits (see ``flushIndexEntries()``).
-    private func addIndexEntries(_ table: Table, _ keys: [(column: Int, key: [UInt8])], key: UnsafeRawBufferPointer) throws {
-        for (column, indexKey) in keys {
-            buffers.indexEntries.append(dbi: table.indexes[column]!.dbi, key: indexKey, value: key)
+    private func addIndexEntries(_ table: Table, _ keys: [(dbi: UInt32, key: [UInt8])], key: UnsafeRawBufferPointer) throws {
+        for (dbi, indexKey) in keys {
+            buffers.indexEntries.append(dbi: dbi, key: indexKey, value: key)
         }
         if buffers.indexEntries.count >= PendingIndexEntries.flushThreshold { try flushIndexEntries() }
     }
@@ -534,6 +548,11 @@ final class WriteSession {
             let field = table.field(record.baseAddress!, size: record.count, column: column, in: file)
             buffers.indexEntries.append(dbi: table.indexes[column]!.dbi, value: key) { out in
                 table.appendIndexKey(field, column: column, to: &out)
+            }
+        }
+        for index in table.compoundIndexes {
+            buffers.indexEntries.append(dbi: index.database.dbi, value: key) { out in
+                table.appendCompoundKey(index, record: record, in: file, to: &out)
             }
         }
         if buffers.indexEntries.count >= PendingIndexEntries.flushThreshold { try flushIndexEntries() }
@@ -603,23 +622,31 @@ final class WriteSession {
     }
 
     /// Removes index entries of the object `key`.
-    private func removeIndexEntries(_ table: Table, _ keys: [(column: Int, key: [UInt8])], key: UnsafeRawBufferPointer) throws {
+    private func removeIndexEntries(_ table: Table, _ keys: [(dbi: UInt32, key: [UInt8])], key: UnsafeRawBufferPointer) throws {
         try flushIndexEntries()
         let txn = view.transaction
-        for (column, indexKey) in keys {
-            try indexKey.withUnsafeBytes { k in _ = try txn.delete(table.indexes[column]!.dbi, key: k, value: key) }
+        for (dbi, indexKey) in keys {
+            try indexKey.withUnsafeBytes { k in _ = try txn.delete(dbi, key: k, value: key) }
         }
     }
 
     /// Writes the index entries of every object of `table` into the index of `column`.
     func buildIndex(_ index: Database, of table: Table, column: Int) throws {
+        try buildIndex(index, of: table) { record, out in
+            table.appendIndexKey(table.field(record.baseAddress!, size: record.count, column: column, in: file), column: column, to: &out)
+        }
+    }
+
+    /// Writes the index entries of every object of `table` into `index`, each under the key
+    /// `indexKey` appends for its record.
+    func buildIndex(_ index: Database, of table: Table, indexKey appendKey: (UnsafeRawBufferPointer, inout [UInt8]) -> Void) throws {
         let txn = view.transaction
         var entries: [([UInt8], [UInt8])] = []
         let cursor = try UnsafeCursor(transaction: txn, dbi: table.database.dbi)
         try cursor.forEach { key, record in
             table.checkRecord(record, in: file)
             var indexKey: [UInt8] = []
-            table.appendIndexKey(table.field(record.baseAddress!, size: record.count, column: column, in: file), column: column, to: &indexKey)
+            appendKey(record, &indexKey)
             entries.append((indexKey, Array(key)))
             return true
         }
@@ -642,10 +669,13 @@ final class WriteSession {
         let indexes = try Table.openIndexes(of: schema) { name, _ in
             try transaction?.createDatabase(named: name, flags: .duplicateSort)
         }
+        let compound = try Table.openCompoundIndexes(of: schema) { name, _ in
+            try transaction?.createDatabase(named: name, flags: .duplicateSort)
+        }
         let lists = try Table.openLists(of: schema) { name, duplicateSort in
             try transaction?.createDatabase(named: name, flags: duplicateSort ? .duplicateSort : [])
         }
-        let table = Table(schema: schema, database: db, indexes: indexes, lists: lists)
+        let table = Table(schema: schema, database: db, indexes: indexes, compoundIndexes: compound, lists: lists)
         catalog.tables[schema.className] = table
         changed()
         return table
@@ -662,7 +692,7 @@ final class WriteSession {
                 objectClassName: $0.objectClassName, isArray: $0.isArray, linkOriginPropertyName: $0.linkOriginPropertyName,
                 isSet: $0.isSet, isMap: $0.isMap)
         }
-        let schema = ObjectSchema(className: table.className, properties: properties)
+        let schema = ObjectSchema(className: table.className, properties: properties, compoundIndexes: declared.compoundIndexes)
         var indexes: [Int: Database] = [:]
         for (column, property) in properties.enumerated() {
             let name = Table.indexDatabaseName(className: table.className, property: property.name)
@@ -680,8 +710,20 @@ final class WriteSession {
                 try view.transaction.empty(old.dbi)
             }
         }
+        // Compound indexes: one kept keeps its entries, a new one is built, one dropped is emptied.
+        let kept = Set(table.schema.compoundIndexes)
+        for index in table.compoundIndexes where !schema.compoundIndexes.contains(index.columns.map { table.schema.properties[$0].name }) {
+            try view.transaction.empty(index.database.dbi)
+        }
+        let compound = try Table.openCompoundIndexes(of: schema) { name, _ in
+            try transaction?.createDatabase(named: name, flags: .duplicateSort)
+        }
+        for index in compound where !kept.contains(index.columns.map { schema.properties[$0].name }) {
+            try view.transaction.empty(index.database.dbi)
+            try buildIndex(index.database, of: table) { record, out in table.appendCompoundKey(index, record: record, in: file, to: &out) }
+        }
         try storeSchema(schema)
-        let newTable = Table(schema: schema, database: table.database, indexes: indexes, lists: table.lists)
+        let newTable = Table(schema: schema, database: table.database, indexes: indexes, compoundIndexes: compound, lists: table.lists)
         catalog.tables[table.className] = newTable
         return newTable
     }
