@@ -6,7 +6,7 @@ let profileMapSize = 4 << 30
 /// The operations `--profile` repeats.
 enum ProfiledOperation: String, CaseIterable {
     case insert, scan, get, filter, section, top100, delete, construct
-    case link_insert, follow_links, query_through_link, migrate
+    case link_insert, follow_links, query_through_link, migrate, top_n_in_section
 
     var summary: String {
         switch self {
@@ -21,6 +21,7 @@ enum ProfiledOperation: String, CaseIterable {
         case .link_insert: "the graph workload's link_insert on a fresh file each round"
         case .follow_links: "the graph workload's follow_links over one loaded file"
         case .query_through_link: "the graph workload's query_through_link over one loaded file"
+        case .top_n_in_section: "the feed workload's newest 50 of a section, 2,000 queries over one loaded file"
         case .migrate: "opening N articles of schema version 0 at version 1: a property added, set by the block from another"
         }
     }
@@ -95,6 +96,17 @@ enum ProfiledOperation: String, CaseIterable {
             rates.append(Double(data.values.count) / s)
             check &+= sum
         }
+    case .top_n_in_section:
+        let sub = directory.appendingPathComponent("feed")
+        try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
+        let engine = try RealmFeedEngine(directory: sub)
+        let data = FeedData(n: n)
+        try engine.insert(data)
+        for _ in 0..<rounds {
+            let (s, sum) = try timed { try measured { try engine.newest(data.queries) } }
+            rates.append(Double(data.queries.count) / s)
+            check &+= sum
+        }
     case .insert:
         for round in 0..<rounds {
             let sub = directory.appendingPathComponent("round-\(round)")
@@ -151,7 +163,7 @@ enum ProfiledOperation: String, CaseIterable {
             check &+= keep.count
         }
     }
-    let unit = op == .top100 || op == .filter || op == .section || op == .query_through_link
+    let unit = op == .top100 || op == .filter || op == .section || op == .query_through_link || op == .top_n_in_section
         ? "queries/s" : (op == .get || op == .follow_links ? "lookups/s" : "objects/s")
     print(String(format: "%@ %.0f %@ (median of %d rounds; min %.0f, max %.0f; check %d)",
                  op.rawValue, median(rates), unit, rates.count, rates.min()!, rates.max()!, check))

@@ -7,7 +7,8 @@
 //
 // `--profile insert|scan|get|filter|top100|delete|construct` instead repeats one operation of the
 // LMDBRealm engine in this process alone, for a profiler (see Profile.swift); `--graph` runs the
-// object-graph workload against normalised SQLite (see Graph.swift).
+// object-graph workload against normalised SQLite (see Graph.swift), `--feed` the newest 50 of a
+// section against SQLite with its composite index (see Feed.swift).
 import Foundation
 
 let allEngineTypes: [any Engine.Type] = [RealmEngine.self, SQLiteEngine.self, GRDBEngine.self, KitEngine.self]
@@ -21,6 +22,7 @@ struct Settings {
     var engines = engineNames
     var profile: ProfiledOperation?
     var graph = false
+    var feed = false
 
     var effectiveRounds: Int { rounds ?? (quick ? 3 : (n >= 1_000_000 ? 3 : 5)) }
 }
@@ -32,6 +34,7 @@ func parseArguments() -> Settings {
         FileHandle.standardError.write(Data("""
             usage: LMDBRealmBenchmarks [--n N] [--rounds R] [--quick] [--engines A,B] [--output DIR]
                    LMDBRealmBenchmarks --graph [--n N] [--rounds R] [--quick]
+                   LMDBRealmBenchmarks --feed [--n N] [--rounds R]
                    LMDBRealmBenchmarks --profile \(ProfiledOperation.allCases.map(\.rawValue).joined(separator: "|")) [--n N] [--rounds R]
 
             """.utf8))
@@ -48,6 +51,7 @@ func parseArguments() -> Settings {
             settings.engines = v.split(separator: ",").map(String.init)
             if !settings.engines.allSatisfy(engineNames.contains) { usage() }
         case "--graph": settings.graph = true
+        case "--feed": settings.feed = true
         case "--child": guard let v = arguments.next() else { usage() }; settings.child = v
         case "--profile":
             guard let v = ProfiledOperation(rawValue: arguments.next() ?? "") else { usage() }
@@ -258,6 +262,8 @@ let settings = parseArguments()
 do {
     if settings.graph {
         try MainActor.assumeIsolated { try runGraph(settings: settings) }
+    } else if settings.feed {
+        try MainActor.assumeIsolated { try runFeed(settings: settings) }
     } else if let op = settings.profile {
         try MainActor.assumeIsolated { try runProfile(op, settings: settings) }
     } else if let child = settings.child, child.hasPrefix("concurrency:") {

@@ -338,6 +338,10 @@ extension Results {
     /// As ``changes``, keeping unconsumed changes as `bufferingPolicy` says: for a slow
     /// consumer that only shows the newest state, `.bufferingNewest(1)` keeps one change
     /// (then the index changes of the one delivered no longer follow from the one before).
+    ///
+    /// An `.error` element (the stream's realm could not move to a new version, for instance
+    /// when every reader slot is taken) does not end the stream: the next commit is tried
+    /// again, and the following element tells the changes since the last one delivered.
     public func changes(
         keyPaths: [String]? = nil, bufferingPolicy: AsyncStream<RealmCollectionChange<FrozenResults<Element>>>.Continuation.BufferingPolicy
     ) -> AsyncStream<RealmCollectionChange<FrozenResults<Element>>> {
@@ -349,7 +353,7 @@ extension Results {
                 case .update(let results, let deletions, let insertions, let modifications):
                     deliver(.update(FrozenResults(results), deletions: deletions, insertions: insertions, modifications: modifications), false)
                 case .error(let error):
-                    deliver(.error(error), true)
+                    deliver(.error(error), false)
                 }
             }
         }
@@ -414,7 +418,7 @@ extension _ObjectBehaviors where Self: Object {
                 switch change {
                 case .change(let object, let properties): deliver(.change(FrozenObject(object), properties), false)
                 case .deleted: deliver(.deleted, true)
-                case .error(let error): deliver(.error(error), true)
+                case .error(let error): deliver(.error(error), false)
                 }
             }
         }

@@ -57,17 +57,30 @@ extension Realm {
     func addNotifier(_ observer: NotificationObserver) {
         file.hub.observerAdded()
         notifiers.append(observer)
+        newNotifiers.append(observer)
         let realm = WeakRealm(self)
+        let id = ObjectIdentifier(observer)
         observer.token?.whenInvalidated {
             guard let realm = realm.realm, realm.isOnOwnContext, !realm.isDelivering else { return }
-            realm.pruneNotifiers()
+            realm.removeNotifier(id)
         }
+    }
+
+    /// Drops one observer whose token ended (the others are not looked at: with thousands of
+    /// observers, each going away must not cost a pass over all).
+    /// (`id` names an observer still in the list, so no other object can have it.)
+    private func removeNotifier(_ id: ObjectIdentifier) {
+        guard let i = notifiers.lastIndex(where: { ObjectIdentifier($0) == id }) else { return }
+        notifiers[i].detach(file)
+        notifiers.remove(at: i)
+        if let j = newNotifiers.lastIndex(where: { ObjectIdentifier($0) == id }) { newNotifiers.remove(at: j) }
     }
 
     /// Drops the observers whose tokens ended.
     func pruneNotifiers() {
         for notifier in notifiers where !notifier.isLive { notifier.detach(file) }
         notifiers.removeAll { !$0.isLive }
+        newNotifiers.removeAll { !$0.isLive }
     }
 
     /// Delivers every pending notification for the version the realm reads now.
@@ -82,11 +95,29 @@ extension Realm {
         }
         isDelivering = true
         defer { isDelivering = false }
+        defer { sharedResultsChanges.removeAll() }
         repeat {
             needsAnotherRound = false
+            sharedResultsChanges.removeAll(keepingCapacity: true)
             guard !isInWriteTransactionUnchecked else { return }
-            pruneNotifiers()
             let current = currentSnapshot()
+            if current.version == deliveredVersion {
+                // No version since the last round: only the observers added since have
+                // anything to hear (a round per registration must not visit every observer).
+                let added = newNotifiers
+                newNotifiers.removeAll()
+                for notifier in added where notifier.isLive {
+                    if notifier.needsInitial {
+                        notifier.needsInitial = false
+                        notifier.deliverInitial(self, at: current)
+                    } else if notifier.baseline == nil {
+                        notifier.baseline = current
+                    }
+                }
+                continue
+            }
+            newNotifiers.removeAll()
+            pruneNotifiers()
             var logsAfter: [Int: [ChangeLog]?] = [:]
             for notifier in notifiers where notifier.isLive {
                 if notifier.needsInitial {
@@ -111,6 +142,7 @@ extension Realm {
                     && skippedTokens.contains { $0 === notifier.token }
                 notifier.advance(self, from: base, to: current, logs: logs, notify: !skipped)
             }
+            deliveredVersion = current.version
         } while needsAnotherRound
     }
 
@@ -228,20 +260,41 @@ final class ResultsObserver<Element: Object>: NotificationObserver {
         callback(.error(error))
     }
 
+    /// Observers of one query (no closure in it) on one realm share what each commit did to
+    /// it, when they start from the same version: their keys there are the same.
+    private lazy var shareKey: SharedResultsChange.Key? = {
+        for case .filter(let node) in steps where node.hasBlock { return nil }
+        return SharedResultsChange.Key(info: ObjectIdentifier(info), steps: steps, keyPaths: keyPaths, base: 0)
+    }()
+
     override func advance(_ realm: Realm, from base: Snapshot, to current: Snapshot, logs: [ChangeLog]?, notify: Bool) {
+        baseline = current
+        var key = shareKey
+        key?.base = base.version
+        let change: SharedResultsChange
+        if let key, let shared = realm.sharedResultsChanges[key] {
+            change = shared
+        } else {
+            change = computeChange(realm, from: base, to: current, logs: logs)
+            if let key { realm.sharedResultsChanges[key] = change }
+        }
+        keys = change.keys
+        guard notify, let (deletions, insertions, modifications) = change.indices else { return }
+        callback(.update(Results(core: change.core), deletions: deletions, insertions: insertions, modifications: modifications))
+    }
+
+    /// What moving from `base` to `current` does to the results: their keys at `current`, and
+    /// the indices that changed.
+    private func computeChange(_ realm: Realm, from base: Snapshot, to current: Snapshot, logs: [ChangeLog]?) -> SharedResultsChange {
+        realm.resultsChangesComputed += 1
         let core = ResultsCore(realm: realm, info: info, steps: steps)
         let oldKeys = keys
         var newKeys: [ObjectKey]
         var diff: CollectionDiff?
         var modifications: [Int] = []
-        baseline = current
 
         guard let binding = core.resolveBinding() else {
-            keys = []
-            if notify && !oldKeys.isEmpty {
-                callback(.update(Results(core: core), deletions: Array(oldKeys.indices), insertions: [], modifications: []))
-            }
-            return
+            return SharedResultsChange(core: core, keys: [], indices: oldKeys.isEmpty ? nil : (Array(oldKeys.indices), [], []))
         }
         let table = binding.table
         let observed = columnMask(keyPaths, of: table)
@@ -265,7 +318,7 @@ final class ResultsObserver<Element: Object>: NotificationObserver {
             // Objects whose linked objects changed count as modified too.
             let throughLinks = realm.linkedModifications(logs, of: table, keyPaths: keyPaths, from: base.view, in: current.view)
             guard let merged = MergedChanges(logs, className: table.className) ?? (throughLinks.isEmpty ? nil : MergedChanges())
-            else { return }
+            else { return SharedResultsChange(core: core, keys: oldKeys, indices: nil) }
             defer {
                 if !throughLinks.isEmpty {
                     let kept = Set(newKeys)
@@ -341,11 +394,37 @@ final class ResultsObserver<Element: Object>: NotificationObserver {
                 }
             }
         }
-        keys = newKeys
         let deletions = diff?.deletions ?? []
         let insertions = diff?.insertions ?? []
-        guard notify, !(deletions.isEmpty && insertions.isEmpty && modifications.isEmpty) else { return }
-        callback(.update(Results(core: core), deletions: deletions, insertions: insertions, modifications: modifications))
+        guard !(deletions.isEmpty && insertions.isEmpty && modifications.isEmpty) else {
+            return SharedResultsChange(core: core, keys: newKeys, indices: nil)
+        }
+        return SharedResultsChange(core: core, keys: newKeys, indices: (deletions, insertions, modifications))
+    }
+}
+
+/// What one commit did to one query's results on one realm.
+final class SharedResultsChange {
+    /// Which observers may share a change: those of one class and chain of steps, observing
+    /// the same key paths, moving from the same version.
+    struct Key: Hashable {
+        let info: ObjectIdentifier
+        let steps: [ResultsStep]
+        let keyPaths: [String]?
+        var base: Int
+    }
+
+    /// The results at the new version (one evaluation for every observer).
+    let core: ResultsCore
+    /// Their keys there, in order.
+    let keys: [ObjectKey]
+    /// The indices deleted, inserted and modified; `nil` when nothing changed.
+    let indices: (deletions: [Int], insertions: [Int], modifications: [Int])?
+
+    init(core: ResultsCore, keys: [ObjectKey], indices: (deletions: [Int], insertions: [Int], modifications: [Int])?) {
+        self.core = core
+        self.keys = keys
+        self.indices = indices
     }
 }
 

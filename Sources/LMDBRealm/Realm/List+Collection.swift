@@ -173,7 +173,7 @@ extension List {
                 case .initial(let list): deliver(.initial(FrozenList(unchecked: list.freeze())), false)
                 case .update(let list, let deletions, let insertions, let modifications):
                     deliver(.update(FrozenList(unchecked: list.freeze()), deletions: deletions, insertions: insertions, modifications: modifications), false)
-                case .error(let error): deliver(.error(error), true)
+                case .error(let error): deliver(.error(error), false)
                 }
             }
         }

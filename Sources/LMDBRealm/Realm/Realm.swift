@@ -78,8 +78,18 @@ public final class Realm {
 
     /// The realm's observers: of results, objects, and the realm itself.
     var notifiers: [NotificationObserver] = []
+    /// Observers registered since the last delivery, which have not seen a version yet.
+    var newNotifiers: [NotificationObserver] = []
+    /// The version every observer in `notifiers` was last brought to, if none has been added
+    /// since: delivering at that version only has new observers to tell.
+    var deliveredVersion: Int?
     var isDelivering = false
     var needsAnotherRound = false
+    /// What the commit being delivered did to each query observed here, for the observers of
+    /// one query from one version: computed by the first, reused by the rest.
+    var sharedResultsChanges: [SharedResultsChange.Key: SharedResultsChange] = [:]
+    /// How many times this realm worked out what a commit did to an observed query.
+    @_spi(Testing) public internal(set) var resultsChangesComputed = 0
     /// Tokens whose observers skip the changes of the write being committed.
     var skippedTokens: [NotificationToken] = []
     /// What the last nested write (of an `asyncWrite`) changed, for its group's change log.

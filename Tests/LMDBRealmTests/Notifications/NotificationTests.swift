@@ -79,6 +79,38 @@ struct Delta: Equatable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Observers of one query on one realm share the work of each commit: it is worked out
+    /// once per distinct query (and key paths), and each observer gets the same, right change.
+    @Test func observersOfOneQueryShareTheWorkOfEachCommit() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: makeConfiguration(dir, types: [Article.self]))
+            try realm.write { for i in 0..<4 { try realm.add(Article(id: "a\(i)", section: i % 2 == 0 ? "Sports" : "Arts", wordCount: i)) } }
+            func sports() -> Results<Article> { realm.objects(Article.self).where { $0.section == "Sports" }.sorted(byKeyPath: "wordCount") }
+            var deltas: [[Delta]] = Array(repeating: [], count: 5)
+            var tokens = (0..<3).map { i in sports().observe { deltas[i].append(Delta($0)) } }
+            // Another query, and the same query watching one key path: each is worked out apart.
+            tokens.append(realm.objects(Article.self).where { $0.section == "Arts" }.observe { deltas[3].append(Delta($0)) })
+            tokens.append(sports().observe(keyPaths: ["url"]) { deltas[4].append(Delta($0)) })
+            let before = realm.resultsChangesComputed
+            try realm.write {
+                try realm.add(Article(id: "b", section: "Sports", wordCount: 1))
+                realm.object(ofType: Article.self, forPrimaryKey: "a2")!.wordCount = 20
+                realm.object(ofType: Article.self, forPrimaryKey: "a1")!.url = "changed"
+            }
+            #expect(realm.resultsChangesComputed - before == 3)
+            // Sports: a0 a2 (0 2) → a0 b a2 (0 1 20).
+            for i in 0..<3 { #expect(deltas[i].last == Delta(insertions: [1], modifications: [1], count: 3), "observer \(i)") }
+            #expect(deltas[3].last == Delta(modifications: [0], count: 2))
+            #expect(deltas[4].last == Delta(insertions: [1], count: 3))
+            // An observer that goes away leaves the others as they were.
+            tokens[0].invalidate()
+            try realm.write { realm.delete(realm.object(ofType: Article.self, forPrimaryKey: "a0")!) }
+            #expect(deltas[0].count == 2)
+            for i in 1..<3 { #expect(deltas[i].last == Delta(deletions: [0], count: 2), "observer \(i)") }
+            withExtendedLifetime(tokens) {}
+        }
+    }
+
     @Test func keyPathsLimitWhatCountsAsAModification() throws {
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: makeConfiguration(dir, types: [Article.self]))

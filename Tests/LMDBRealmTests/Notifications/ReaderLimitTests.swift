@@ -38,4 +38,41 @@ import Testing
             withExtendedLifetime(holder) {}
         }
     }
+
+    /// A `changes` stream hears the same `.error` and goes on: once a slot is free again, the
+    /// next commit reaches it.
+    @Test func aStreamGoesOnAfterAReaderLimitError() async throws {
+        let dir = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var limited = makeConfiguration(dir, types: [Article.self])
+        limited.maximumNumberOfReaders = 3
+        let config = limited
+        let stream = try onOtherThread { try Realm(configuration: config).objects(Article.self).changes }
+        let events = Collector<String>()
+        let task = Task {
+            for await change in stream {
+                switch change {
+                case .initial(let results): events.append("initial \(results.count)")
+                case .update(let results, _, _, _): events.append("update \(results.count)")
+                case .error(let error): events.append("error \((error as? Realm.Error)?.code.rawValue ?? "\(error)")")
+                }
+            }
+            events.append("ended")
+        }
+        #expect(try await onNewThread { events.wait(count: 1) } == ["initial 0"])
+        // The stream's realm holds one slot; a writer and a holder take the rest.
+        let writer = try openOnQueue(config)
+        var holder: (realm: Realm, queue: DispatchQueue)? = try openOnQueue(config)
+        try writer.queue.sync { try writer.realm.write { try writer.realm.add(Article(id: "a")) } }
+        #expect(try await onNewThread { events.wait(count: 2) }?.last == "error tooManyReaders", "\(events.all)")
+        holder = nil  // a slot is free again
+        try writer.queue.sync { try writer.realm.write { try writer.realm.add(Article(id: "b")) } }
+        let after = try await onNewThread { events.wait { $0.last == "update 2" } }
+        #expect(after != nil, "\(events.all)")
+        #expect(!events.all.contains("ended"))
+        task.cancel()
+        await task.value
+        #expect(events.all.last == "ended")
+        withExtendedLifetime((writer, holder)) {}
+    }
 }
