@@ -4,7 +4,7 @@
 
 SWIFT ?= swift
 
-.PHONY: run test check-layers test-thread-sanitizer deps build bench bench-quick clean
+.PHONY: run test check-layers test-thread-sanitizer deps build bench bench-quick test-notes-server notes-load clean
 
 # liblmdb-dev (headers and library) and pkg-config, from Debian's packages.
 deps:
@@ -24,12 +24,13 @@ build: deps
 run: deps
 	$(SWIFT) run ArticleCache fetch
 
-# The layer check, the tests, then the benchmark suite's quick run as a smoke test (no timing
-# is checked).
+# The layer check, the tests, the benchmark suite's quick run as a smoke test (no timing is
+# checked), then the NotesServer example's tests.
 test: deps check-layers
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
 	$(MAKE) bench-quick
+	$(MAKE) test-notes-server
 
 # Imports that cross a layer (only LMDBKit imports CLMDB, only LMDBRealm's Storage/ imports
 # LMDBKit) fail the build of the tests.
@@ -56,6 +57,17 @@ bench: deps
 # to Benchmarks/results/quick/ (not committed), leaving the full results alone.
 bench-quick: deps
 	$(SWIFT) run -c release --package-path Benchmarks LMDBRealmBenchmarks --quick
+
+# The NotesServer example (Examples/NotesServer, a package of its own): its tests start the real
+# server on a free loopback port, on LMDBRealm and on SQLite through GRDB.
+test-notes-server: deps
+	$(SWIFT) build --build-tests --package-path Examples/NotesServer
+	$(SWIFT) test --package-path Examples/NotesServer
+
+# wrk and a thousand event subscribers against NotesServer on both backends: writes
+# Examples/NotesServer/results/latest.md (about three minutes after the release build).
+notes-load: deps
+	SWIFT="$(SWIFT)" bash Examples/NotesServer/Scripts/load.sh
 
 clean:
 	rm -rf .build
