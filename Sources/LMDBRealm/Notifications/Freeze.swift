@@ -58,7 +58,11 @@ extension Results {
         let realm = core.realm
         realm.checkThread()
         if realm.isFrozen { return self }
-        return Results(core: ResultsCore(realm: realm.freeze(), info: core.info, steps: core.steps))
+        let frozenRealm = realm.freeze()
+        if let shared = core.frozen, shared.realm === frozenRealm { return Results(core: shared) }
+        let frozen = ResultsCore(realm: frozenRealm, info: core.info, steps: core.steps)
+        core.frozen = frozen
+        return Results(core: frozen)
     }
 
     /// Live results of the same query on a realm confined to the calling thread, at the newest

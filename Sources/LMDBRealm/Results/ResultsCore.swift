@@ -15,6 +15,10 @@ final class ResultsCore {
     let info: ClassInfo
     let steps: [ResultsStep]
     private(set) var binding: TableBinding?
+    /// The same chain on this realm frozen, while anything holds it: the subscribers of one
+    /// query share one frozen evaluation of each version (not kept alive here, so a live
+    /// `Results` pins no old version).
+    weak var frozen: ResultsCore?
 
     /// An evaluated object: its key, and its record borrowed at the generation of the
     /// evaluation (or only that generation, when the record was left out).

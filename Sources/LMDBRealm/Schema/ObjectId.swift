@@ -76,15 +76,17 @@ public struct ObjectId: Sendable, Hashable, Comparable, Codable, CustomStringCon
 
     /// The 24 lowercase hexadecimal digits.
     public var stringValue: String {
-        var out = ""
-        out.reserveCapacity(24)
+        // Written as ASCII bytes into the string's own storage (a server formats one per
+        // object it returns; appending Characters costs several times more).
         withUnsafeBytes(of: bytes) { raw in
-            for b in raw {
-                out.append(hexDigits[Int(b >> 4)])
-                out.append(hexDigits[Int(b & 0xF)])
+            String(unsafeUninitializedCapacity: 24) { out in
+                for (i, b) in raw.enumerated() {
+                    out[2 * i] = hexASCII(b >> 4)
+                    out[2 * i + 1] = hexASCII(b & 0xF)
+                }
+                return 24
             }
         }
-        return out
     }
 
     public var description: String { stringValue }
@@ -122,7 +124,11 @@ public struct ObjectId: Sendable, Hashable, Comparable, Codable, CustomStringCon
     }
 }
 
-private let hexDigits = Array("0123456789abcdef")
+/// The lowercase hexadecimal digit of `nibble` (0…15), as an ASCII byte.
+@inline(__always)
+private func hexASCII(_ nibble: UInt8) -> UInt8 {
+    nibble < 10 ? 0x30 + nibble : 0x61 + nibble - 10
+}
 
 private func hexValue(_ c: UInt8) -> UInt8? {
     switch c {
