@@ -27,6 +27,26 @@ actor ArticleStore {
 
     func count() -> Int { realm.objects(Article.self).count }
 
+    /// "Create the object inside the actor, write it, return a copy": the object is made in
+    /// the write's block and never leaves the actor; the caller gets it frozen (`Sendable`).
+    func create(_ id: String, wordCount: Int) async throws -> FrozenObject<Article> {
+        let key = try await realm.asyncWrite {
+            let article = Article(id: id, wordCount: wordCount)
+            try realm.add(article)
+            return article.id
+        }
+        return FrozenObject(realm.object(ofType: Article.self, forPrimaryKey: key)!)
+    }
+
+    /// The same, returning a value type made inside the write.
+    func createReturningValues(_ id: String, wordCount: Int) async throws -> (id: String, wordCount: Int) {
+        try await realm.asyncWrite {
+            let article = Article(id: id, wordCount: wordCount)
+            try realm.add(article)
+            return (article.id, article.wordCount)
+        }
+    }
+
     func observe() {
         token = realm.objects(Article.self).observe { [weak self] change in
             // Delivered on this actor.
@@ -89,6 +109,18 @@ actor ArticleStore {
             }
             #expect(await deltas.next() == Delta(insertions: [1], count: 2))
             await store.stop()
+        }
+    }
+
+    /// The pattern compiles in Swift 6 mode and gives the caller the object as written.
+    @Test func createInTheActorWriteAndReturnACopy() async throws {
+        try await withTemporaryDirectory { dir in
+            let store = try await ArticleStore(configuration: makeConfiguration(dir, types: [Article.self]))
+            let frozen = try await store.create("a", wordCount: 7)
+            #expect(frozen.object.id == "a" && frozen.object.wordCount == 7 && frozen.object.isFrozen)
+            let values = try await store.createReturningValues("b", wordCount: 8)
+            #expect(values == ("b", 8))
+            #expect(await store.count() == 2)
         }
     }
 
