@@ -38,7 +38,7 @@ private final class Seen: @unchecked Sendable {
     }
 }
 
-@Suite struct ManySubscribersTests {
+@Suite(.serialized) struct ManySubscribersTests {
     /// A thousand `changes` streams of one file, in one process, live through a hundred commits
     /// with a bounded number of reader slots and threads: they share one realm, refreshed once
     /// per commit, and one query's change is worked out once. Every subscriber sees every commit.
@@ -87,7 +87,9 @@ private final class Seen: @unchecked Sendable {
             threads = max(threads, threadCount())
         }
         #expect(slots <= 8, "reader slots in use: \(slots)")
-        #expect(threads - threadsBefore <= 24, "threads: \(threadsBefore) before, \(threads) at most")
+        // Threads are counted for the whole process, where other suites run at the same time:
+        // the bound tells a shared queue (a few worker threads) from a thread per subscriber.
+        #expect(threads - threadsBefore <= 64, "threads: \(threadsBefore) before, \(threads) at most")
         for task in tasks { task.cancel() }
         for task in tasks { await task.value }
     }
