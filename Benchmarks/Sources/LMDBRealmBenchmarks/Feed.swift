@@ -81,59 +81,38 @@ func feedCreated(_ i: Int) -> Double { 1_700_000_000 + Double(i) }
 }
 
 @MainActor final class SQLiteFeedEngine: FeedEngine {
-    private var db: OpaquePointer?
-    private let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+    private let db: SQLiteDatabase
 
     init(directory: URL) throws {
-        guard sqlite3_open(directory.appendingPathComponent("feed.sqlite").path, &db) == SQLITE_OK else {
-            throw SQLiteError(description: "cannot open the database")
-        }
-        try exec("PRAGMA journal_mode=WAL")
-        try exec("PRAGMA synchronous=FULL")
-        try exec("PRAGMA cache_size=-1048576")
-        try exec("""
-            CREATE TABLE note(id INTEGER PRIMARY KEY, section TEXT NOT NULL, created REAL NOT NULL, title TEXT NOT NULL);
-            CREATE INDEX note_section_created ON note(section, created);
-            """)
-    }
-
-    isolated deinit { sqlite3_close(db) }
-
-    private func exec(_ sql: String) throws {
-        guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else {
-            throw SQLiteError(description: "\(sql): \(String(cString: sqlite3_errmsg(db)))")
-        }
-    }
-
-    private func prepare(_ sql: String) throws -> OpaquePointer? {
-        var statement: OpaquePointer?
-        guard sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK else {
-            throw SQLiteError(description: "\(sql): \(String(cString: sqlite3_errmsg(db)))")
-        }
-        return statement
+        db = try SQLiteDatabase(
+            directory.appendingPathComponent("feed.sqlite"),
+            schema: """
+                CREATE TABLE note(id INTEGER PRIMARY KEY, section TEXT NOT NULL, created REAL NOT NULL, title TEXT NOT NULL);
+                CREATE INDEX note_section_created ON note(section, created);
+                """)
     }
 
     func insert(_ data: FeedData) throws {
-        let insert = try prepare("INSERT INTO note(id, section, created, title) VALUES (?, ?, ?, ?)")
+        let insert = try db.prepare("INSERT INTO note(id, section, created, title) VALUES (?, ?, ?, ?)")
         defer { sqlite3_finalize(insert) }
-        try exec("BEGIN")
+        try db.exec("BEGIN")
         for i in 0..<data.notes {
             sqlite3_bind_int64(insert, 1, Int64(i + 1))
-            sqlite3_bind_text(insert, 2, feedSection(data.sectionOf[i]), -1, transient)
+            sqlite3_bind_text(insert, 2, feedSection(data.sectionOf[i]), -1, db.transient)
             sqlite3_bind_double(insert, 3, feedCreated(i))
-            sqlite3_bind_text(insert, 4, feedTitle(i), -1, transient)
-            guard sqlite3_step(insert) == SQLITE_DONE else { throw SQLiteError(description: String(cString: sqlite3_errmsg(db))) }
+            sqlite3_bind_text(insert, 4, feedTitle(i), -1, db.transient)
+            guard sqlite3_step(insert) == SQLITE_DONE else { throw db.lastError }
             sqlite3_reset(insert)
         }
-        try exec("COMMIT")
+        try db.exec("COMMIT")
     }
 
     func newest(_ sections: [String]) throws -> Int {
-        let query = try prepare("SELECT id, title FROM note WHERE section = ? ORDER BY created DESC LIMIT \(FeedData.limit)")
+        let query = try db.prepare("SELECT id, title FROM note WHERE section = ? ORDER BY created DESC LIMIT \(FeedData.limit)")
         defer { sqlite3_finalize(query) }
         var sum = 0
         for section in sections {
-            sqlite3_bind_text(query, 1, section, -1, transient)
+            sqlite3_bind_text(query, 1, section, -1, db.transient)
             while sqlite3_step(query) == SQLITE_ROW {
                 // The title as a String, as the LMDBRealm engine reads it.
                 let bytes = sqlite3_column_text(query, 1)

@@ -168,47 +168,30 @@ enum GraphOperation: String, CaseIterable {
 }
 
 @MainActor final class SQLiteGraphEngine: GraphEngine {
-    private var db: OpaquePointer?
-    private let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+    private let db: SQLiteDatabase
+    private var transient: sqlite3_destructor_type { db.transient }
 
     init(directory: URL) throws {
-        guard sqlite3_open(directory.appendingPathComponent("graph.sqlite").path, &db) == SQLITE_OK else {
-            throw SQLiteError(description: "cannot open the database")
-        }
-        try exec("PRAGMA journal_mode=WAL")
-        try exec("PRAGMA synchronous=FULL")
-        try exec("PRAGMA cache_size=-1048576")
-        try exec("""
-            CREATE TABLE author(id INTEGER PRIMARY KEY, name TEXT NOT NULL);
-            CREATE INDEX author_name ON author(name);
-            CREATE TABLE keyword(id INTEGER PRIMARY KEY, value TEXT NOT NULL UNIQUE);
-            CREATE TABLE article(id INTEGER PRIMARY KEY, title TEXT NOT NULL, author_id INTEGER REFERENCES author(id));
-            CREATE INDEX article_author ON article(author_id);
-            CREATE TABLE article_keyword(article_id INTEGER NOT NULL, position INTEGER NOT NULL,
-                                         keyword_id INTEGER NOT NULL, PRIMARY KEY(article_id, position)) WITHOUT ROWID;
-            CREATE INDEX article_keyword_keyword ON article_keyword(keyword_id);
-            """)
+        db = try SQLiteDatabase(
+            directory.appendingPathComponent("graph.sqlite"),
+            schema: """
+                CREATE TABLE author(id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+                CREATE INDEX author_name ON author(name);
+                CREATE TABLE keyword(id INTEGER PRIMARY KEY, value TEXT NOT NULL UNIQUE);
+                CREATE TABLE article(id INTEGER PRIMARY KEY, title TEXT NOT NULL, author_id INTEGER REFERENCES author(id));
+                CREATE INDEX article_author ON article(author_id);
+                CREATE TABLE article_keyword(article_id INTEGER NOT NULL, position INTEGER NOT NULL,
+                                             keyword_id INTEGER NOT NULL, PRIMARY KEY(article_id, position)) WITHOUT ROWID;
+                CREATE INDEX article_keyword_keyword ON article_keyword(keyword_id);
+                """)
     }
 
-    isolated deinit { sqlite3_close(db) }
-
-    private func exec(_ sql: String) throws {
-        guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else {
-            throw SQLiteError(description: "\(sql): \(String(cString: sqlite3_errmsg(db)))")
-        }
-    }
-
-    private func prepare(_ sql: String) throws -> OpaquePointer? {
-        var statement: OpaquePointer?
-        guard sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK else {
-            throw SQLiteError(description: "\(sql): \(String(cString: sqlite3_errmsg(db)))")
-        }
-        return statement
-    }
+    private func exec(_ sql: String) throws { try db.exec(sql) }
+    private func prepare(_ sql: String) throws -> OpaquePointer? { try db.prepare(sql) }
 
     private func step(_ statement: OpaquePointer?) throws {
         let rc = sqlite3_step(statement)
-        guard rc == SQLITE_DONE || rc == SQLITE_ROW else { throw SQLiteError(description: String(cString: sqlite3_errmsg(db))) }
+        guard rc == SQLITE_DONE || rc == SQLITE_ROW else { throw db.lastError }
         sqlite3_reset(statement)
     }
 
