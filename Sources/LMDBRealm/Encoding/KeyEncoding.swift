@@ -73,19 +73,11 @@ enum KeyEncoding {
         out.append(0)
     }
 
-    /// The prefix-free form (see ``appendPrefixFree(_:type:to:)``) of a key ``append(_:type:to:)``
-    /// made, which must not have been cut.
-    static func prefixFree(_ key: [UInt8], type: PropertyType) -> [UInt8] {
-        guard type.fixedSize == nil, key.first == valueTag else { return key }
-        var out: [UInt8] = [valueTag]
-        out.reserveCapacity(key.count + 2)
-        for byte in key.dropFirst() {
-            out.append(byte)
-            if byte == 0 { out.append(0xFF) }
-        }
-        out.append(0)
-        out.append(0)
-        return out
+    /// Appends the prefix-free form (see ``appendPrefixFree(_:type:to:)``) of a key
+    /// ``append(_:type:to:)`` made, which must not have been cut.
+    static func appendPrefixFree(key: [UInt8], type: PropertyType, to out: inout [UInt8]) {
+        guard type.fixedSize == nil, key.first == valueTag else { return out.append(contentsOf: key) }
+        key.withUnsafeBytes { appendPrefixFree(UnsafeRawBufferPointer(rebasing: $0.dropFirst()), type: type, to: &out) }
     }
 
     /// The key for an auto-assigned object key (classes without a primary key).

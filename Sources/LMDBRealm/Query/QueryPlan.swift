@@ -151,25 +151,26 @@ struct QueryPlanner {
     /// equalities on every other column of the index among `conjuncts`, and whether it
     /// answers them exactly (they are all there is, and no index key can be cut).
     private func compoundAccess(_ conjuncts: [QueryNode], sort: [SortDescriptor]) -> (AccessPath, exact: Bool)? {
-        guard sort.count == 1, !table.compoundIndexes.isEmpty,
-            let sortColumn = table.schema.properties.firstIndex(where: { $0.name == sort[0].keyPath })
-        else { return nil }
+        guard sort.count == 1, !table.compoundIndexes.isEmpty else { return nil }
+        let sortName = sort[0].keyPath
         // The index with the most leading columns the query fixes.
         var found: (AccessPath, exact: Bool, columns: Int)?
-        search: for (i, index) in table.compoundIndexes.enumerated() where index.columns.last == sortColumn {
+        search: for (i, index) in table.compoundIndexes.enumerated() where index.names.last == sortName {
             if let found, found.columns >= index.columns.count { continue }
             var prefix: [UInt8] = []
-            for column in index.columns.dropLast() {
-                let name = table.schema.properties[column].name
-                let key = conjuncts.lazy.compactMap { node -> [UInt8]? in
-                    guard case .comparison(name, .equal, let value, let options) = node, options.isEmpty else { return nil }
-                    return self.probe(value, column)
-                }.first
+            for position in 0..<(index.columns.count - 1) {
+                var key: [UInt8]?
+                for node in conjuncts {
+                    if case .comparison(index.names[position], .equal, let value, let options) = node, options.isEmpty {
+                        key = probe(value, index.columns[position])
+                        break
+                    }
+                }
                 guard let key, key.count < Table.maximumIndexKeyLength else { continue search }
-                prefix += KeyEncoding.prefixFree(key, type: table.schema.properties[column].type)
+                KeyEncoding.appendPrefixFree(key: key, type: index.types[position], to: &prefix)
             }
             guard prefix.count < Table.maximumIndexKeyLength else { continue }
-            let last = table.schema.properties[sortColumn].type.fixedSize.map { prefix.count + 1 + $0 <= Table.maximumIndexKeyLength }
+            let last = index.types[index.types.count - 1].fixedSize.map { prefix.count + 1 + $0 <= Table.maximumIndexKeyLength }
             let exact = conjuncts.count == index.columns.count - 1 && last == true
             found = (.compound(index: i, prefix: prefix, ascending: sort[0].ascending), exact, index.columns.count)
         }

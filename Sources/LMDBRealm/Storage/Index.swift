@@ -48,6 +48,9 @@ struct CompoundIndex {
     /// The stored columns, in the order their keys are joined.
     let columns: [Int]
     let database: Database
+    /// The columns' property names and kinds, for the planner (read per query).
+    let names: [String]
+    let types: [PropertyType]
 }
 
 extension Table {
@@ -65,7 +68,7 @@ extension Table {
             guard columns.count == names.count,
                 let db = try open(compoundIndexDatabaseName(className: schema.className, properties: names), true)
             else { continue }
-            indexes.append(CompoundIndex(columns: columns, database: db))
+            indexes.append(CompoundIndex(columns: columns, database: db, names: names, types: columns.map { schema.properties[$0].type }))
         }
         return indexes
     }
@@ -76,7 +79,7 @@ extension Table {
         let start = out.count
         for (position, column) in index.columns.enumerated() {
             let field = field(record.baseAddress!, size: record.count, column: column, in: file)
-            let type = schema.properties[column].type
+            let type = index.types[position]
             if position == index.columns.count - 1 {
                 KeyEncoding.append(field, type: type, to: &out)
             } else {
