@@ -23,6 +23,7 @@ struct Settings {
     var profile: ProfiledOperation?
     var graph = false
     var feed = false
+    var serverPatterns = false
 
     var effectiveRounds: Int { rounds ?? (quick ? 3 : (n >= 1_000_000 ? 3 : 5)) }
 }
@@ -35,6 +36,7 @@ func parseArguments() -> Settings {
             usage: LMDBRealmBenchmarks [--n N] [--rounds R] [--quick] [--engines A,B] [--output DIR]
                    LMDBRealmBenchmarks --graph [--n N] [--rounds R] [--quick]
                    LMDBRealmBenchmarks --feed [--n N] [--rounds R]
+                   LMDBRealmBenchmarks --server-patterns [--n N] [--rounds R]
                    LMDBRealmBenchmarks --profile \(ProfiledOperation.allCases.map(\.rawValue).joined(separator: "|")) [--n N] [--rounds R]
 
             """.utf8))
@@ -52,6 +54,7 @@ func parseArguments() -> Settings {
             if !settings.engines.allSatisfy(engineNames.contains) { usage() }
         case "--graph": settings.graph = true
         case "--feed": settings.feed = true
+        case "--server-patterns": settings.serverPatterns = true
         case "--child": guard let v = arguments.next() else { usage() }; settings.child = v
         case "--profile":
             guard let v = ProfiledOperation(rawValue: arguments.next() ?? "") else { usage() }
@@ -264,6 +267,14 @@ do {
         try MainActor.assumeIsolated { try runGraph(settings: settings) }
     } else if settings.feed {
         try MainActor.assumeIsolated { try runFeed(settings: settings) }
+    } else if settings.serverPatterns {
+        let done = DispatchSemaphore(value: 0)
+        let (n, rounds) = (settings.n, settings.effectiveRounds)
+        Task.detached {
+            do { try await runServerPatterns(n: n, rounds: rounds) } catch { log("error: \(error)"); exit(1) }
+            done.signal()
+        }
+        done.wait()
     } else if let op = settings.profile {
         try MainActor.assumeIsolated { try runProfile(op, settings: settings) }
     } else if let child = settings.child, child.hasPrefix("concurrency:") {
