@@ -306,3 +306,9 @@ extension Realm {
 }
 
 extension Realm: QueryContext {}
+
+extension Realm {
+    /// What `add` and `create` do with an object whose primary key is already stored, under
+    /// RealmSwift's name (`Realm.UpdatePolicy.modified`); the same type as ``UpdatePolicy``.
+    public typealias UpdatePolicy = LMDBRealm.UpdatePolicy
+}

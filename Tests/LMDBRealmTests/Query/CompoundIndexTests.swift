@@ -59,7 +59,7 @@ final class FolderNoteWithoutIndexes: Object {
             pinned: Bool.random(using: &rng), title: "t\(Int.random(in: 0..<5, using: &rng))")
     }
 
-    static func add(_ note: Plain, to realm: Realm, update: UpdatePolicy = .error) throws {
+    static func add(_ note: Plain, to realm: Realm, update: Realm.UpdatePolicy = .error) throws {
         try realm.add(
             FolderNote(value: ["id": note.id, "folder": note.folder, "created": note.created, "pinned": note.pinned, "title": note.title]),
             update: update)
