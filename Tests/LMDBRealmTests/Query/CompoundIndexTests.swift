@@ -16,6 +16,13 @@ final class FolderNote: Object {
     }
 }
 
+/// A compound index that names a property the class does not have.
+final class MisdeclaredNote: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var folder = ""
+    override class func compoundIndexes() -> [[String]] { [["folder", "created"]] }
+}
+
 /// The same class as an earlier release declared it, without the compound indexes.
 final class FolderNoteWithoutIndexes: Object {
     @Persisted(primaryKey: true) var id = 0
@@ -188,5 +195,15 @@ final class FolderNoteWithoutIndexes: Object {
         #expect(!String(decoding: encoded, as: UTF8.self).contains("compoundIndexes"))
         let decoded = try JSONDecoder().decode(ObjectSchema.self, from: JSONEncoder().encode(FolderNote.sharedSchema()))
         #expect(decoded == FolderNote.sharedSchema())
+    }
+
+    /// A compound index naming a property the class lacks stops the process when the class is
+    /// first used, with a message naming the class, the index and the property.
+    @Test func anIndexNamingAMissingPropertyStopsWithAMessage() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = MisdeclaredNote.sharedSchema()
+        }
+        let message = result.map { String(decoding: $0.standardErrorContent, as: UTF8.self) } ?? ""
+        #expect(message.contains("The compound index [\"folder\", \"created\"] of MisdeclaredNote names 'created'"), "\(message)")
     }
 }
