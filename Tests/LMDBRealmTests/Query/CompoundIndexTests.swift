@@ -197,6 +197,29 @@ final class FolderNoteWithoutIndexes: Object {
         #expect(decoded == FolderNote.sharedSchema())
     }
 
+    /// A cancelled write leaves the compound index as it was: the entries it buffered and the
+    /// ones it removed are undone with the records.
+    @Test func aCancelledWriteLeavesTheIndexAsItWas() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: makeConfiguration(dir, types: [FolderNote.self]))
+            var rng = SeededGenerator(state: 3)
+            var notes: [Int: Plain] = [:]
+            try realm.write {
+                for id in 0..<200 {
+                    let note = Self.randomNote(id, &rng)
+                    notes[id] = note
+                    try Self.add(note, to: realm)
+                }
+            }
+            realm.beginWrite()
+            for id in 200..<260 { try Self.add(Self.randomNote(id, &rng), to: realm) }
+            realm.object(ofType: FolderNote.self, forPrimaryKey: 5)!.folder = "moved"
+            realm.delete(realm.objects(FolderNote.self).where { $0.folder == "b" })
+            realm.cancelWrite()
+            Self.check(realm, notes, "cancelled")
+        }
+    }
+
     /// A compound index naming a property the class lacks stops the process when the class is
     /// first used, with a message naming the class, the index and the property.
     @Test func anIndexNamingAMissingPropertyStopsWithAMessage() async {
