@@ -124,11 +124,13 @@ struct QueryPlanner {
                 table: table, access: .fullScan, filter: filter, countFromIndex: false,
                 filterFieldPosition: query.flatMap(firstColumn).flatMap { FieldPosition(column: $0, in: table) })
         }
-        // Links read from their indexes, and a primary-key equality, answer exactly: no record
-        // needs testing.
+        // Links read from their indexes, a primary-key equality and an index equality on keys
+        // the index holds whole answer exactly: no record needs testing (nor reading, when
+        // only the objects' keys are wanted, as by observers and counts).
         if best.exact {
             switch best.access {
-            case .backlinks, .primaryKeys: return QueryPlan(table: table, access: best.access, filter: nil, countFromIndex: true)
+            case .backlinks, .primaryKeys, .indexKeys:
+                return QueryPlan(table: table, access: best.access, filter: nil, countFromIndex: true)
             default: break
             }
         }

@@ -343,7 +343,8 @@ final class ResultsCore {
                 }
             }
         } else {
-            keys = evaluate().map(\.key)
+            // Only the keys: an index that decides the query alone needs no record read.
+            keys = evaluate(records: false).map(\.key)
         }
         keysGeneration = realm.generation
         return keys
@@ -397,7 +398,7 @@ final class ResultsCore {
         guard object._realm === realm, type(of: object) == info.type, !object.isInvalidated else { return nil }
         let key = object._key
         if isWholeTable { return evaluatedKeys().firstIndex(of: key) }
-        return evaluate().firstIndex { $0.key == key }
+        return evaluate(records: false).firstIndex { $0.key == key }
     }
 
     /// Calls `body` with the field of stored column `column` of every object of the chain.
