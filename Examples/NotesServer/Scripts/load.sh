@@ -139,11 +139,13 @@ mean_commit_ms() {
     echo
     echo "Server-sent events: $SUBSCRIBERS subscribers of \`folder-7\`, then creates in that folder one after the other"
     echo "(up to $COMMITS, none begun after ${BUDGET} s), each timed from sending \`POST /notes\` to the moment the last"
-    echo "subscriber has its \`change\` event; \`open_s\`: the time to open every stream and receive its \`initial\` event."
+    echo "subscriber has its \`change\` event (p50, p99, max); \`created_p50_ms\`: to the answer of the \`POST\` (a durable"
+    echo "commit); \`first_p50_ms\`: to the first subscriber's event; \`open_s\`: the time to open every stream and receive"
+    echo "its \`initial\` event. The subscribers read their streams on plain NIO channels in the same process as the creates."
     echo
     echo "| | LMDBRealm | GRDB | GRDB ÷ LMDBRealm |"
     echo "| --- | ---: | ---: | ---: |"
-    for key in commits p50_ms p99_ms max_ms open_s; do
+    for key in commits p50_ms p99_ms max_ms created_p50_ms first_p50_ms open_s; do
         l="$(field "$key" "$WORK/lmdbrealm-sse.txt")"
         g="$(field "$key" "$WORK/grdb-sse.txt")"
         if [ "$key" = commits ]; then

@@ -1,3 +1,4 @@
+import Foundation
 import NotesServerKit
 import Testing
 
@@ -17,5 +18,20 @@ import Testing
         #expect(parsed.compactMap(FolderEvent.init) == events)
         parsed = parser.feed(Array(": keep-alive\r\nevent: initial\r\ndata: {\"count\":7}\r\n\r\n".utf8))
         #expect(parsed.compactMap(FolderEvent.init) == [.initial(count: 7)])
+    }
+
+    @Test func countsAreTheJSONAnEncoderWrites() throws {
+        let change = FolderChange(insertions: 12, deletions: 0, modifications: 3_000_000, count: 987_654)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let written = FolderEvent.change(change).serverSentEvent.data
+        #expect(written == String(decoding: try encoder.encode(change), as: UTF8.self))
+        #expect(FolderEvent(ServerSentEvent(event: "change", data: written)) == .change(change))
+        // Any spacing and order of the fields reads back; anything else is no event.
+        let spaced = #"{ "modifications" : 3000000, "count":987654 ,"insertions":12,"deletions":0 }"#
+        #expect(FolderEvent(ServerSentEvent(event: "change", data: spaced)) == .change(change))
+        for bad in [#"{"count":1}"#, #"{"count":1,"count":2}"#, #"{"count":-1}"#, #"{"count":"1"}"#, #"{"count":1} x"#, "", "{"] {
+            #expect(FolderEvent(ServerSentEvent(event: "initial", data: bad)) == (bad == #"{"count":1}"# ? .initial(count: 1) : nil))
+        }
     }
 }

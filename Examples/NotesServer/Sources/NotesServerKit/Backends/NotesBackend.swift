@@ -26,8 +26,9 @@ public protocol NotesBackend: Sendable {
 
     /// The changes of `folder`'s notes: ``FolderEvent/initial(count:)``, then a
     /// ``FolderEvent/change(_:)`` after each commit that changed them. The stream ends when the
-    /// subscription is ended, when the task iterating it is cancelled, or after a
-    /// ``FolderEvent/failure(_:)``.
+    /// subscription is ended or the task iterating it is cancelled; a
+    /// ``FolderEvent/failure(_:)`` ends it on GRDB, while LMDBRealm tries again at the next
+    /// commit.
     func subscribe(to folder: String) async throws -> FolderSubscription
 
     /// The store's figures now, for `/metrics`.
@@ -68,7 +69,7 @@ public enum FolderEvent: Sendable, Hashable {
     case initial(count: Int)
     /// One or more commits changed the folder's notes.
     case change(FolderChange)
-    /// The folder could not be observed further; the stream ends after this.
+    /// The folder could not be observed (see ``NotesBackend/subscribe(to:)`` for what follows).
     case failure(String)
 }
 

@@ -3,10 +3,12 @@ import LMDBRealm
 
 /// The notes in an LMDBRealm file, through one `RealmStore`: reads on its pool of reading
 /// queues, writes through its writer (writes made at once share a commit), and folder events
-/// from `Results.changes`.
+/// from `Results.observe(on:)` on one queue.
 public final class RealmNotesBackend: NotesBackend {
     public var kind: BackendKind { .lmdbrealm }
     let store: RealmStore
+    /// The queue folder events are observed on.
+    private let eventQueue = DispatchQueue(label: "notes.events")
 
     /// Opens the realm at `fileURL` (creating it if missing) with `readers` reading queues.
     public init(fileURL: URL, readers: Int = 2) async throws {
@@ -58,12 +60,15 @@ public final class RealmNotesBackend: NotesBackend {
     }
 
     public func subscribe(to folder: String) async throws -> FolderSubscription {
-        // The stream is made on a reading queue, from that queue's realm; it is observed on the
-        // file's notification queue and may be iterated anywhere.
-        let changes = try await store.read { realm in Self.folder(folder, in: realm).changes }
-        return FolderSubscription { continuation in
-            let relay = Task {
-                for await change in changes {
+        // Observed from `events`, a queue of this backend: every subscriber of the file shares
+        // that queue's realm and its one refresh per commit, and each change goes straight from
+        // the queue into the subscriber's stream, with no task in between (a relay iterating
+        // `Results.changes` would add a hop per event).
+        let events = eventQueue
+        return try await store.read { realm in
+            let notes = Self.folder(folder, in: realm)
+            return FolderSubscription { continuation in
+                let token = notes.observe(on: events) { change in
                     switch change {
                     case .initial(let notes):
                         continuation.yield(.initial(count: notes.count))
@@ -72,15 +77,13 @@ public final class RealmNotesBackend: NotesBackend {
                             insertions: insertions.count, deletions: deletions.count,
                             modifications: modifications.count, count: notes.count)))
                     case .error(let error):
-                        // The stream of changes ends after an error.
+                        // The observation goes on after an error: the next commit is tried again.
                         continuation.yield(.failure(String(describing: error)))
                     }
                 }
-                continuation.finish()
+                // Ending the stream (the client went away, or shutdown) ends the observation.
+                return { token.invalidate() }
             }
-            // Cancelling the relay ends its iteration of `changes`, which releases the
-            // observation (and the versions it pinned).
-            return { relay.cancel() }
         }
     }
 
