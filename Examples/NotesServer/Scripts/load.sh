@@ -99,8 +99,10 @@ run_backend() {
     "${wrk[@]}" -s "$PACKAGE/Scripts/create.lua" "$base/notes" > "$WORK/$backend-create.txt"
     echo "subscribe-bench ($SUBSCRIBERS subscribers, $COMMITS commits)" >&2
     "$BIN" subscribe-bench --port "${base##*:}" --folder folder-7 --subscribers "$SUBSCRIBERS" \
-        --commits "$COMMITS" --budget "$BUDGET" | tail -1 > "$WORK/$backend-sse.txt"
-    cat "$WORK/$backend-sse.txt" >&2
+        --commits "$COMMITS" --budget "$BUDGET" > "$WORK/$backend-sse-output.txt"
+    grep '^subscribers=' "$WORK/$backend-sse-output.txt" > "$WORK/$backend-sse.txt"
+    grep '^slowest:' "$WORK/$backend-sse-output.txt" > "$WORK/$backend-sse-slowest.txt" || true
+    cat "$WORK/$backend-sse-output.txt" >&2
     curl -fsS "$base/metrics" > "$WORK/$backend-metrics.txt"
 
     kill -TERM "$SERVER"
@@ -140,12 +142,14 @@ mean_commit_ms() {
     echo "Server-sent events: $SUBSCRIBERS subscribers of \`folder-7\`, then creates in that folder one after the other"
     echo "(up to $COMMITS, none begun after ${BUDGET} s), each timed from sending \`POST /notes\` to the moment the last"
     echo "subscriber has its \`change\` event (p50, p99, max); \`created_p50_ms\`: to the answer of the \`POST\` (a durable"
-    echo "commit); \`first_p50_ms\`: to the first subscriber's event; \`open_s\`: the time to open every stream and receive"
-    echo "its \`initial\` event. The subscribers read their streams on plain NIO channels in the same process as the creates."
+    echo "commit); \`first_p50_ms\`: to the first subscriber's event; \`commit_p50_ms\`, \`commit_p99_ms\`: from the \`POST\`'s"
+    echo "answer to the last subscriber's event (the fan-out after the commit, without the commit's own fsync);"
+    echo "\`open_s\`: the time to open every stream and receive its \`initial\` event. The subscribers read their streams on"
+    echo "plain NIO channels, in one process with the creates."
     echo
     echo "| | LMDBRealm | GRDB | GRDB ÷ LMDBRealm |"
     echo "| --- | ---: | ---: | ---: |"
-    for key in commits p50_ms p99_ms max_ms created_p50_ms first_p50_ms open_s; do
+    for key in commits p50_ms p99_ms max_ms created_p50_ms first_p50_ms commit_p50_ms commit_p99_ms open_s; do
         l="$(field "$key" "$WORK/lmdbrealm-sse.txt")"
         g="$(field "$key" "$WORK/grdb-sse.txt")"
         if [ "$key" = commits ]; then
@@ -154,6 +158,9 @@ mean_commit_ms() {
             echo "| $key | $l | $g | $(ratio "$g" "$l") |"
         fi
     done
+    echo
+    echo "Slowest create, from sending it: LMDBRealm $(sed 's/^slowest: //' "$WORK/lmdbrealm-sse-slowest.txt");"
+    echo "GRDB $(sed 's/^slowest: //' "$WORK/grdb-sse-slowest.txt")."
     echo
     echo "Store after the run (from \`/metrics\`):"
     echo

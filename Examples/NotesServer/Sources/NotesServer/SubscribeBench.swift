@@ -78,6 +78,7 @@ struct SubscribeBench: AsyncParsableCommand {
             var latencies: [Duration] = []
             var created: [Duration] = []
             var firsts: [Duration] = []
+            var afterCommit: [Duration] = []
             var count = arrivals.initialCount
             let measuring = ContinuousClock.now
             for commit in 1...commits {
@@ -92,12 +93,14 @@ struct SubscribeBench: AsyncParsableCommand {
                 let response = try await client.execute(request, timeout: .seconds(Int64(timeout)))
                 guard response.status == .created else { throw ValidationError("POST /notes answered \(response.status)") }
                 _ = try await response.body.collect(upTo: 1 << 20)
-                created.append(ContinuousClock.now - start)
+                let answered = ContinuousClock.now
+                created.append(answered - start)
                 let (first, last) = try await withTimeout(limit, waitingFor: "every subscriber to hear of commit \(commit)") {
                     await arrivals.waitForAll()
                 }
                 latencies.append(last - start)
                 firsts.append(first - start)
+                afterCommit.append(max(.zero, last - answered))
             }
             group.cancelAll()
             let sorted = latencies.sorted()
@@ -105,12 +108,20 @@ struct SubscribeBench: AsyncParsableCommand {
                 let sorted = values?.sorted() ?? sorted
                 return milliseconds(sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1)])
             }
-            // p50_ms/p99_ms/max_ms: to the last subscriber; created_p50_ms: the POST's answer (a
-            // durable commit); first_p50_ms: to the first subscriber.
+            // From sending each create: p50_ms/p99_ms/max_ms to the last subscriber's event,
+            // created_p50_ms to the POST's answer (a durable commit), first_p50_ms to the first
+            // subscriber's event. commit_p50_ms/commit_p99_ms: from the POST's answer to the last
+            // subscriber's event, which leaves out the commit's own time (its fsync).
             print(String(
-                format: "subscribers=%d commits=%d open_s=%.2f p50_ms=%.2f p99_ms=%.2f max_ms=%.2f created_p50_ms=%.2f first_p50_ms=%.2f",
+                format: "subscribers=%d commits=%d open_s=%.2f p50_ms=%.2f p99_ms=%.2f max_ms=%.2f created_p50_ms=%.2f first_p50_ms=%.2f commit_p50_ms=%.2f commit_p99_ms=%.2f",
                 subscribers, latencies.count, milliseconds(opened) / 1000, percentile(0.5), percentile(0.99),
-                milliseconds(sorted.last ?? .zero), percentile(0.5, of: created), percentile(0.5, of: firsts)))
+                milliseconds(sorted.last ?? .zero), percentile(0.5, of: created), percentile(0.5, of: firsts),
+                percentile(0.5, of: afterCommit), percentile(0.99, of: afterCommit)))
+            if let slowest = latencies.indices.max(by: { latencies[$0] < latencies[$1] }) {
+                print(String(
+                    format: "slowest: commit %d, answer %.2f ms, first %.2f ms, last %.2f ms", slowest + 1,
+                    milliseconds(created[slowest]), milliseconds(firsts[slowest]), milliseconds(latencies[slowest])))
+            }
         }
     }
 
