@@ -13,9 +13,9 @@ extension Realm {
     /// Configurations are plain `Sendable` values: build one anywhere and open it on the thread,
     /// queue or actor that will use the realm.
     public struct Configuration: Sendable {
-        /// The realm file. `nil` means `default.realm` in the current directory (or, with
-        /// ``inMemoryIdentifier``, no file of the user's). Setting it clears
-        /// ``inMemoryIdentifier``.
+        /// The realm file: `default.realm` in the current directory unless given, and `nil`
+        /// with an ``inMemoryIdentifier`` (set to `nil` by hand, it means `default.realm` in the
+        /// current directory again). Setting it clears ``inMemoryIdentifier``.
         public var fileURL: URL? {
             didSet { if fileURL != nil { inMemoryIdentifier = nil } }
         }
@@ -97,14 +97,17 @@ extension Realm {
         /// by record, as they do for other processes' commits. For tests of that comparison.
         @_spi(Testing) public var recordsChangeLogs = true
 
-        /// A configuration for the file at `fileURL`.
+        /// A configuration for the file at `fileURL` (by default `default.realm` in the current
+        /// directory), or, with an `inMemoryIdentifier`, for that in-memory realm.
         public init(
-            fileURL: URL? = nil, inMemoryIdentifier: String? = nil, readOnly: Bool = false, schemaVersion: UInt64 = 0,
+            fileURL: URL? = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("default.realm"),
+            inMemoryIdentifier: String? = nil, readOnly: Bool = false, schemaVersion: UInt64 = 0,
             migrationBlock: MigrationBlock? = nil, deleteRealmIfMigrationNeeded: Bool = false,
             shouldCompactOnLaunch: (@Sendable (_ totalBytes: Int, _ usedBytes: Int) -> Bool)? = nil, objectTypes: [Object.Type]? = nil,
             seedFilePath: URL? = nil
         ) {
-            self.fileURL = fileURL
+            // An identifier names an in-memory realm, whatever the file (as in RealmSwift).
+            self.fileURL = inMemoryIdentifier == nil ? fileURL : nil
             self.inMemoryIdentifier = inMemoryIdentifier
             self.readOnly = readOnly
             self.schemaVersion = schemaVersion

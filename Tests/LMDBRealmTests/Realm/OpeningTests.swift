@@ -160,7 +160,11 @@ import Testing
 
     @Test func defaultConfigurationUsesDefaultRealmInTheCurrentDirectory() {
         let url = Realm.Configuration.defaultConfiguration.fileURL
-        #expect(url == nil || url!.lastPathComponent == "default.realm")
+        #expect(url?.lastPathComponent == "default.realm")
+        // As in RealmSwift, a new configuration names a file, in the current directory.
+        let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+        #expect(Realm.Configuration().fileURL == cwd.appendingPathComponent("default.realm"))
+        #expect(Realm.Configuration(inMemoryIdentifier: "m").fileURL == nil)
     }
 }
 
