@@ -25,7 +25,7 @@ try realm.write {
         dog.age = age
         dog.breed = breed
         dog.adopted = Date(timeIntervalSince1970: 1_700_000_000 + Double(age) * 86_400)
-        try realm.add(dog)
+        realm.add(dog)
     }
 }
 

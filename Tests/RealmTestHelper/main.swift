@@ -78,7 +78,7 @@ func runGraphWorkload(path: String) throws -> Never {
                 team.members.append(member)
                 previous = member
             }
-            try realm.add(previous!)
+            realm.add(previous!)
             if n >= 3 {
                 if let old = realm.object(ofType: Member.self, forPrimaryKey: (n - 3) * 10 + 2) {
                     old.team = team
@@ -90,7 +90,7 @@ func runGraphWorkload(path: String) throws -> Never {
             if n % 4 == 1, let doomed = realm.object(ofType: Member.self, forPrimaryKey: (n - 1) * 10 + 1) { realm.delete(doomed) }
             let mark = CommitMark()
             mark.id = n
-            try realm.add(mark)
+            realm.add(mark)
         }
         FileHandle.standardOutput.write(Data("ack \(n)\n".utf8))
         n += 1
@@ -142,7 +142,7 @@ func runLogbook(_ arguments: [String]) throws {
                 entry.place = String(id % 90)
                 entry.crew = id % 2 == 0 ? ada : nil
                 entry.tags.append(objectsIn: ["t\(id % 7)", "all"])
-                try realm.add(entry)
+                realm.add(entry)
             }
         }
         print("wrote \(arguments[3])")
@@ -250,7 +250,7 @@ do {
                 p.id = id
                 p.name = "Person \(id)"
                 p.age = id % 90
-                try realm.add(p)
+                realm.add(p)
             }
         }
         print("wrote \(count)")

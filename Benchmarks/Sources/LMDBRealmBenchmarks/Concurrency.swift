@@ -20,7 +20,7 @@ actor GroupWriter {
 
     func write(_ rows: ArraySlice<Row>) async throws {
         for row in rows {
-            try await realm.asyncWrite { try realm.add(RealmEngine.article(row)) }
+            try await realm.asyncWrite { realm.add(RealmEngine.article(row)) }
         }
     }
 }
@@ -160,7 +160,7 @@ final class Mailbox: @unchecked Sendable {
 func inProcessNotificationLatency(directory: URL, commits: Int) throws -> (fromCall: Latencies, fromReturn: Latencies) {
     let config = Realm.Configuration(fileURL: directory.appendingPathComponent("notify.realm"), objectTypes: [Article.self])
     let realm = try Realm(configuration: config)
-    try realm.write { for row in makeRows(1...1000) { try realm.add(RealmEngine.article(row)) } }
+    try realm.write { for row in makeRows(1...1000) { realm.add(RealmEngine.article(row)) } }
     let queue = DispatchQueue(label: "observer")
     let mailbox = Mailbox()
     let token = realm.objects(Article.self).observe(on: queue) { change in
@@ -192,7 +192,7 @@ func crossProcessNotificationLatency(directory: URL, commits: Int) throws -> Lat
     let url = directory.appendingPathComponent("notify-process.realm")
     let config = Realm.Configuration(fileURL: url, objectTypes: [Article.self])
     let realm = try Realm(configuration: config)
-    try realm.write { try realm.add(RealmEngine.article(makeRows(1...1)[0])) }
+    try realm.write { realm.add(RealmEngine.article(makeRows(1...1)[0])) }
     let queue = DispatchQueue(label: "observer")
     let mailbox = Mailbox()
     let token = realm.objects(Article.self).observe(on: queue) { change in
@@ -232,7 +232,7 @@ func runNotifyWriter(path: String, commits: Int) throws {
 func notificationRoundCost(directory: URL, n: Int, rounds: Int) throws -> (withLog: Double, byComparison: Double) {
     let config = Realm.Configuration(fileURL: directory.appendingPathComponent("round.realm"), objectTypes: [Article.self])
     let realm = try Realm(configuration: config)
-    try realm.write { for row in makeRows(1...Int64(n)) { try realm.add(RealmEngine.article(row)) } }
+    try realm.write { for row in makeRows(1...Int64(n)) { realm.add(RealmEngine.article(row)) } }
     let writer = try Realm(configuration: config)
     // The same file, written without change logs: observers compare the versions instead.
     var unloggedConfig = config

@@ -64,7 +64,7 @@ func feedCreated(_ i: Int) -> Double { 1_700_000_000 + Double(i) }
                 note.section = feedSection(data.sectionOf[i])
                 note.created = Date(timeIntervalSince1970: feedCreated(i))
                 note.title = feedTitle(i)
-                try realm.add(note)
+                realm.add(note)
             }
         }
     }

@@ -123,15 +123,15 @@ enum GraphOperation: String, CaseIterable {
                 keyword.value = graphKeyword(i)
                 return keyword
             }
-            for author in authors { try realm.add(author) }
-            for keyword in keywords { try realm.add(keyword) }
+            for author in authors { realm.add(author) }
+            for keyword in keywords { realm.add(keyword) }
             for i in 0..<data.articles {
                 let article = GraphArticle()
                 article.id = Int64(i + 1)
                 article.title = graphTitle(i)
                 article.byline = authors[data.byline[i]]
                 article.keywords.append(objectsIn: data.keywordsOf[i].map { keywords[$0] })
-                try realm.add(article)
+                realm.add(article)
             }
         }
     }

@@ -31,7 +31,7 @@ func writeMigrationSource(_ directory: URL, n: Int) throws -> URL {
             article.id = Int64(i)
             article.title = graphTitle(i)
             article.wordCount = i % 2000
-            try realm.add(article)
+            realm.add(article)
         }
     }
     return url

@@ -41,7 +41,7 @@ final class Article: Object {
 
     func insertBulk(_ rows: [Row]) throws {
         try realm.write {
-            for row in rows { try realm.add(Self.article(row)) }
+            for row in rows { realm.add(Self.article(row)) }
         }
     }
 
@@ -85,7 +85,7 @@ final class Article: Object {
 
     func smallTransactions(_ rows: [Row]) throws {
         for row in rows {
-            try realm.write { try realm.add(Self.article(row)) }
+            try realm.write { realm.add(Self.article(row)) }
         }
     }
 

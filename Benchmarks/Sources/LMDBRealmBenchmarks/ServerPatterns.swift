@@ -50,7 +50,7 @@ func runServerPatterns(n: Int, rounds: Int) async throws {
                 note.id = Int64(i)
                 note.folder = "folder-\(i % 20)"
                 note.title = "Note \(i)"
-                try realm.add(note)
+                realm.add(note)
             }
         }
     }

@@ -27,8 +27,8 @@ extension List where Element: Object {
     public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> { managedResults.where(isIncluded) }
 
     /// The list's objects matching a predicate string, in list order.
-    public func filter(_ predicateFormat: String, _ args: Any...) throws -> Results<Element> {
-        try managedResults.filter(predicateFormat, argumentArray: args)
+    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
+        managedResults.filter(predicateFormat, argumentArray: args)
     }
 
     /// The list's objects matching `predicate`, in list order.

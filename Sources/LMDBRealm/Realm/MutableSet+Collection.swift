@@ -50,8 +50,8 @@ extension MutableSet where Element: Object {
     public var asResults: Results<Element>? { listView.asResults }
     // The queries, sorts and aggregates of a set of objects are its list view's (see `List`).
     public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> { listView.where(isIncluded) }
-    public func filter(_ predicateFormat: String, _ args: Any...) throws -> Results<Element> {
-        try listView.filter(predicateFormat, argumentArray: args)
+    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
+        listView.filter(predicateFormat, argumentArray: args)
     }
     public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
         listView.sorted(byKeyPath: keyPath, ascending: ascending)

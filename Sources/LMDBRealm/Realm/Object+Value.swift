@@ -139,9 +139,11 @@ extension Realm {
     /// it, returning the managed object. Under `.modified` or `.all`, an object whose primary
     /// key is stored already is updated instead — with only the properties `value` names, when
     /// it is a dictionary.
-    /// - Throws: As ``add(_:update:)``.
+    ///
+    /// As ``add(_:update:)``, it does not throw: an error is recorded in the write, which
+    /// throws it, and the object returned then stays unmanaged.
     @discardableResult
-    public func create<T: Object>(_ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error) throws -> T {
+    public func create<T: Object>(_ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error) -> T {
         checkWriteThread()
         let info = ClassInfo.of(type)
         if update != .error, let dictionary = anyDictionary(value),
@@ -164,7 +166,7 @@ extension Realm {
             return existing
         }
         let object = type.init(value: value)
-        try add(object, update: update)
+        add(object, update: update)
         return object
     }
 }

@@ -11,7 +11,7 @@ extension Realm {
     ///         realm = try await Realm.open(configuration: configuration, actor: self)
     ///     }
     ///     func save(_ article: Article) async throws {
-    ///         try await realm.asyncWrite { try realm.add(article) }
+    ///         try await realm.asyncWrite { realm.add(article) }
     ///     }
     /// }
     /// ```
@@ -33,7 +33,7 @@ extension Realm {
     ///
     /// ```swift
     /// try await realm.asyncWrite {
-    ///     try realm.add(article, update: .modified)
+    ///     realm.add(article, update: .modified)
     /// }
     /// ```
     /// The `asyncWrite`s of a process that queue up together share one commit (one fsync):

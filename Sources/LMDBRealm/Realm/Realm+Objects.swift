@@ -8,8 +8,8 @@ extension Realm {
     ///
     /// ```swift
     /// try realm.write {
-    ///     try realm.add(article)                       // throws if the id is taken
-    ///     try realm.add(newer, update: .modified)      // replaces the stored one
+    ///     realm.add(article)                       // the write throws if the id is taken
+    ///     realm.add(newer, update: .modified)      // replaces the stored one
     /// }
     /// ```
     /// Adding an object this realm already manages does nothing. Must be called inside a write
@@ -17,13 +17,20 @@ extension Realm {
     /// - Parameters:
     ///   - object: The object to add.
     ///   - update: What to do if an object with the same primary key is stored.
-    /// - Throws: ``RealmError/Code/primaryKeyExists`` under `.error`;
-    ///   ``RealmError/Code/invalidValue`` for a primary key too long to store;
-    ///   ``RealmError/Code/schemaMismatch`` if the stored class differs;
-    ///   ``RealmError/Code/mapFull`` when the file reaches its maximum size. If the error leaves
-    ///   the `write` block, the whole transaction is rolled back.
-    public func add(_ object: Object, update: UpdatePolicy = .error) throws {
-        try addLinked(object, update: update, directly: true)
+    ///
+    /// As in RealmSwift, `add` does not throw. What goes wrong is recorded in the write, and
+    /// `write {}` (or ``commitWrite()``) throws the first such error and rolls the whole
+    /// transaction back: ``RealmError/Code/primaryKeyExists`` under `.error`;
+    /// ``RealmError/Code/invalidValue`` for a primary key too long to store;
+    /// ``RealmError/Code/schemaMismatch`` if the stored class differs;
+    /// ``RealmError/Code/mapFull`` when the file reaches its maximum size. After such an error
+    /// the rest of the write changes nothing: the object stays unmanaged.
+    public func add(_ object: Object, update: UpdatePolicy = .error) {
+        do {
+            try addLinked(object, update: update, directly: true)
+        } catch {
+            recordWriteFailure(error, doing: "Cannot add an object of '\(type(of: object).className())' to")
+        }
     }
 
     /// Adds `object` and its graph; an embedded object only through its parent (`directly`
@@ -49,8 +56,11 @@ extension Realm {
     }
 
     /// Adds every object of `objects`, as ``add(_:update:)`` does each.
-    public func add<S: Sequence>(_ objects: S, update: UpdatePolicy = .error) throws where S.Element: Object {
-        for object in objects { try add(object, update: update) }
+    public func add<S: Sequence>(_ objects: S, update: UpdatePolicy = .error) where S.Element: Object {
+        for object in objects {
+            add(object, update: update)
+            if writeFailure != nil { return }
+        }
     }
 
     /// Stores `object` through the write session and makes it a managed accessor.

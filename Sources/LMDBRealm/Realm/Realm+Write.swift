@@ -16,7 +16,7 @@ extension Realm {
     ///
     /// ```swift
     /// let count = try realm.write {
-    ///     try realm.add(article)
+    ///     realm.add(article)
     ///     return realm.objects(Article.self).count
     /// }
     /// ```

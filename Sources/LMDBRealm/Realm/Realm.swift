@@ -7,7 +7,7 @@ import Synchronization
 /// ```swift
 /// let realm = try Realm(configuration: config)
 /// try realm.write {
-///     try realm.add(article)
+///     realm.add(article)
 /// }
 /// let sports = realm.objects(Article.self)
 /// ```

@@ -13,7 +13,7 @@ import Synchronization
 /// let count = try await store.read { realm in realm.objects(Note.self).where { $0.folder == "inbox" }.count }
 /// let id = try await store.write { realm in
 ///     let note = Note(value: ["folder": "inbox", "text": text])
-///     try realm.add(note)
+///     realm.add(note)
 ///     return note.id
 /// }
 /// let newest = try await store.read { realm in

@@ -109,8 +109,8 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, CustomStr
     public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> { live().where(isIncluded) }
 
     /// The linking objects matching a predicate string.
-    public func filter(_ predicateFormat: String, _ args: Any...) throws -> Results<Element> {
-        try live().filter(predicateFormat, argumentArray: args)
+    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
+        live().filter(predicateFormat, argumentArray: args)
     }
 
     /// The linking objects matching `predicate`.

@@ -37,9 +37,16 @@ public protocol RealmCollection<Element>: RandomAccessCollection, CustomStringCo
 
 extension RealmCollection {
     /// The objects matching a predicate string, `%@` arguments in order.
-    public func filter(_ predicateFormat: String, argumentArray args: [Any]) throws -> Results<Element> {
+    public func filter(_ predicateFormat: String, argumentArray args: [Any]) -> Results<Element> {
         guard let results = asResults else { fatalError("Only a managed collection can be queried") }
-        return try results.filter(predicateFormat, argumentArray: args)
+        return results.filter(predicateFormat, argumentArray: args)
+    }
+
+    /// As ``filter(_:argumentArray:)``, throwing for a query string that cannot be parsed
+    /// (see ``Results/filter(checking:_:)``).
+    public func filter(checking predicateFormat: String, argumentArray args: [Any]) throws -> Results<Element> {
+        guard let results = asResults else { fatalError("Only a managed collection can be queried") }
+        return try results.filter(checking: predicateFormat, argumentArray: args)
     }
 
     /// Observes the collection as ``Results`` over its objects: `.initial`, then the positions

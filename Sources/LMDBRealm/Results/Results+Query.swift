@@ -224,8 +224,8 @@ extension Results {
     /// The objects matching a predicate string in NSPredicate's format.
     ///
     /// ```swift
-    /// let long = try articles.filter("section == %@ AND wordCount > %@", "Sports", 500)
-    /// let some = try articles.filter("url BEGINSWITH[c] 'https' OR abstract == nil")
+    /// let long = articles.filter("section == %@ AND wordCount > %@", "Sports", 500)
+    /// let some = articles.filter("url BEGINSWITH[c] 'https' OR abstract == nil")
     /// ```
     ///
     /// Supported: `== != < <= > >=` (also `= <> =< =>`), `AND OR NOT` and `&& || !`,
@@ -233,15 +233,38 @@ extension Results {
     /// `IN %@`, `BETWEEN {lo, hi}`, `nil`/`NULL`, `TRUEPREDICATE`/`FALSEPREDICATE`, `%@` and
     /// `%K` arguments, string, number, boolean, date (`2015-07-01@12:00:00`, `T<seconds>:<ns>`),
     /// `uuid(…)` and `oid(…)` literals.
-    /// - Throws: ``RealmError`` with code ``RealmError/Code/invalidQuery`` whose message says
-    ///   what is wrong and at which byte offset ("unknown property 'wordCont' on Article at
-    ///   offset 0"). Unlike RealmSwift, a bad query never stops the process.
-    public func filter(_ predicateFormat: String, _ args: Any...) throws -> Results<Element> {
-        try filter(predicateFormat, argumentArray: args)
+    ///
+    /// As in RealmSwift, a query written in the program that cannot be parsed is a programmer
+    /// error: the process stops with what is wrong and at which byte offset ("unknown property
+    /// 'wordCont' on Article at offset 0"). For query strings that come from users, use
+    /// ``filter(checking:_:)``, which throws that instead.
+    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
+        filter(predicateFormat, argumentArray: args)
     }
 
     /// ``filter(_:_:)`` with the arguments in an array.
-    public func filter(_ predicateFormat: String, argumentArray args: [Any]) throws -> Results<Element> {
+    public func filter(_ predicateFormat: String, argumentArray args: [Any]) -> Results<Element> {
+        do {
+            return try filter(checking: predicateFormat, argumentArray: args)
+        } catch {
+            fatalError("\(error)")
+        }
+    }
+
+    /// As ``filter(_:_:)``, for a query string from outside the program (a user, a request):
+    /// one that cannot be parsed throws.
+    ///
+    /// ```swift
+    /// let found = try articles.filter(checking: request.query)
+    /// ```
+    /// - Throws: ``RealmError`` with code ``RealmError/Code/invalidQuery`` whose message says
+    ///   what is wrong and at which byte offset.
+    public func filter(checking predicateFormat: String, _ args: Any...) throws -> Results<Element> {
+        try filter(checking: predicateFormat, argumentArray: args)
+    }
+
+    /// ``filter(checking:_:)`` with the arguments in an array.
+    public func filter(checking predicateFormat: String, argumentArray args: [Any]) throws -> Results<Element> {
         core.realm.checkThread()
         let node = try PredicateParser.parse(predicateFormat, arguments: args.map { Optional($0) }, schema: core.info.schema)
         return Results(core: core.appending(.filter(node)))

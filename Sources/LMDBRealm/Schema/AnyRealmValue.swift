@@ -14,7 +14,7 @@ public import Foundation
 /// setting.value = .string("dark")
 /// setting.value = .object(profile)                    // a link; an unmanaged object is added
 /// settings.where { $0.value == .int(3) }
-/// try settings.filter("value > 2")                      // numbers compare by value across kinds
+/// settings.filter("value > 2")                      // numbers compare by value across kinds
 /// ```
 ///
 /// A value of another kind than a query's compares unequal (and neither less nor greater);

@@ -24,8 +24,8 @@ public struct SingleMapEntry<Key: _MapKey, Value> {
 ///     article.ratings["away"] = nil          // setting nil removes the key
 /// }
 /// article.ratings["home"]                     // Optional(4)
-/// try articles.filter("ANY ratings.@values > 3")
-/// try articles.filter("ratings.@keys == 'home'")
+/// articles.filter("ANY ratings.@values > 3")
+/// articles.filter("ratings.@keys == 'home'")
 /// ```
 ///
 /// Before its object is added, a map lives in memory; on a managed object it is a live view of

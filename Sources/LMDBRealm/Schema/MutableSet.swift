@@ -8,7 +8,7 @@
 ///     article.tags.remove("draft")
 /// }
 /// article.tags.contains("swift")
-/// try articles.filter("'swift' IN tags")          // queries as a list's
+/// articles.filter("'swift' IN tags")          // queries as a list's
 /// ```
 ///
 /// Before its object is added, a set lives in memory; on a managed object it is a live view

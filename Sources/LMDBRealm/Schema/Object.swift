@@ -11,7 +11,7 @@
 /// }
 /// let dog = Dog()
 /// dog.name = "Rex"
-/// try realm.write { try realm.add(dog) }   // dog is now managed: a live view of its record
+/// try realm.write { realm.add(dog) }   // dog is now managed: a live view of its record
 /// ```
 ///
 /// An object is *unmanaged* until it is added to a realm: a plain Swift object, usable on any

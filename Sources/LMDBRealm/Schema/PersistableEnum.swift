@@ -9,7 +9,7 @@
 ///     @Persisted var previous: Status?
 /// }
 /// posts.where { $0.status == .published }
-/// try posts.filter("status == %@", Status.published)   // or the raw value, "published"
+/// posts.filter("status == %@", Status.published)   // or the raw value, "published"
 /// ```
 ///
 /// A stored raw value that names no case (the enum lost a case the file still holds) stops the

@@ -55,8 +55,8 @@ private func clip(_ url: String, _ width: Int = 100) -> Clip {
             other.name = "other"
             other.archived.append(shared)  // a link that does not cascade keeps it
             try realm.write {
-                try realm.add(folder)
-                try realm.add(other)
+                realm.add(folder)
+                realm.add(other)
             }
             #expect(realm.objects(Memo.self).count == 6)
             try realm.write { realm.delete(folder) }
@@ -68,7 +68,7 @@ private func clip(_ url: String, _ width: Int = 100) -> Clip {
             let again = Folder()
             again.name = "again"
             try realm.write {
-                try realm.add(again)
+                realm.add(again)
                 again.memos.append(realm.object(ofType: Memo.self, forPrimaryKey: 10)!)
                 other.archived.removeAll()
             }
@@ -80,7 +80,7 @@ private func clip(_ url: String, _ width: Int = 100) -> Clip {
             many.name = "many"
             many.memos.append(objectsIn: [memo(20), memo(21, [memo(22)])])
             many.clips.append(clip("x.png"))
-            try realm.write { try realm.add(many) }
+            try realm.write { realm.add(many) }
             try realm.write { realm.delete(realm.objects(Folder.self)) }
             #expect(realm.objects(Memo.self).isEmpty)
             #expect(realm.indexProblems() == [])
@@ -93,8 +93,8 @@ private func clip(_ url: String, _ width: Int = 100) -> Clip {
             let a = memo(1)
             let b = memo(2)
             try realm.write {
-                try realm.add(a)
-                try realm.add(b)
+                realm.add(a)
+                realm.add(b)
                 a.attachments.append(b)
                 b.attachments.append(a)
             }
@@ -111,10 +111,10 @@ private func clip(_ url: String, _ width: Int = 100) -> Clip {
             folder.name = "f"
             folder.cover = clip("a.jpg", 600)
             folder.clips.append(objectsIn: [clip("b.jpg", 300), clip("c.jpg", 800)])
-            try realm.write { try realm.add(folder) }
+            try realm.write { realm.add(folder) }
             #expect(folder.cover?.url == "a.jpg")
             #expect(folder.clips.map(\.width) == [300, 800])
-            #expect(try realm.objects(Folder.self).filter("ANY clips.width > 700").count == 1)
+            #expect(realm.objects(Folder.self).filter("ANY clips.width > 700").count == 1)
             #expect(realm.objects(Folder.self).where { $0.cover.width == 600 }.count == 1)
 
             // Replacing an embedded object deletes the old one.

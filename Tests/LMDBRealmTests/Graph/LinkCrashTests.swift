@@ -81,8 +81,8 @@ final class CommitMark: Object {
                 // A link set in the file leads to a stored object: the index's count of set
                 // links equals the links that read as an object.
                 let members = realm.objects(Member.self)
-                #expect(try members.filter("team != nil").count == members.filter { $0.team != nil }.count)
-                #expect(try members.filter("mentor != nil").count == members.filter { $0.mentor != nil }.count)
+                #expect(members.filter("team != nil").count == members.filter { $0.team != nil }.count)
+                #expect(members.filter("mentor != nil").count == members.filter { $0.mentor != nil }.count)
                 #expect(members.filter { $0.team?.id ?? -1 >= 0 }.allSatisfy { $0.team!.name == "team \($0.team!.id)" })
                 // Every list element is a stored member (a deleted one left no place behind).
                 let teams = realm.objects(Team.self)

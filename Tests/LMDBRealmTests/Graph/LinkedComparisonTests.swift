@@ -22,9 +22,9 @@ import Testing
             let ada = Writer("w1", "Ada")
             let bob = Writer("w2", "Bob")
             try realm.write {
-                try realm.add(Story("s1", title: "one", byline: ada))
-                try realm.add(Story("s2", title: "two", byline: bob))
-                try realm.add(Story("s3", title: "three", byline: ada))
+                realm.add(Story("s1", title: "one", byline: ada))
+                realm.add(Story("s2", title: "two", byline: bob))
+                realm.add(Story("s3", title: "three", byline: ada))
             }
             let stories = realm.objects(Story.self).sorted(byKeyPath: "id")
             var all: [Delta] = []
@@ -49,7 +49,7 @@ import Testing
             let realm = try Realm(configuration: configuration(linkConfiguration(dir), logs: logs))
             let ada = Writer("w1", "Ada")
             let story = Story("s1", title: "one", byline: ada)
-            try realm.write { try realm.add(story) }
+            try realm.write { realm.add(story) }
             var heard: [[String]] = []
             var ages: [[String]] = []
             let t1 = story.observe { change in
@@ -76,7 +76,7 @@ import Testing
                 return p
             }
             for i in 0..<5 { peers[i].friend = peers[i + 1] }
-            try realm.write { try realm.add(peers[0]) }
+            try realm.write { realm.add(peers[0]) }
             let all = realm.objects(Peer.self)
             let order = all.map(\.name)
             var deltas: [Delta] = []
@@ -101,7 +101,7 @@ import Testing
                 tag.value = value
                 post.tags.append(tag)
             }
-            try realm.write { try realm.add(post) }
+            try realm.write { realm.add(post) }
             var deltas: [Delta] = []
             let token = post.tags.observe { deltas.append(Delta($0)) }
             defer { token.invalidate() }
@@ -114,7 +114,7 @@ import Testing
             }
             let other = Post()
             other.id = 2
-            try realm.write { try realm.add(other) }  // no object of the list changed
+            try realm.write { realm.add(other) }  // no object of the list changed
             #expect(deltas.count == 3)
             #expect(deltas.dropFirst().map(\.modifications) == [[1], [2]])
             #expect(deltas.last?.deletions == [0])
@@ -141,8 +141,8 @@ import Testing
             let loner = Member()
             loner.id = 9
             try realm.write {
-                try realm.add(team)
-                try realm.add(loner)
+                realm.add(team)
+                realm.add(loner)
             }
             var members: [Delta] = []
             var names: [Delta] = []

@@ -16,7 +16,7 @@ import Testing
             }
             posts[0].tags.append(swift)
             posts[2].tags.append(swift)
-            try realm.write { for p in posts { try realm.add(p) } }
+            try realm.write { for p in posts { realm.add(p) } }
             var deltas: [Delta] = []
             let token = realm.objects(Post.self).observe(keyPaths: ["tags.weight"]) { deltas.append(Delta($0)) }
             defer { token.invalidate() }

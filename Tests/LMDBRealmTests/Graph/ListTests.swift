@@ -64,7 +64,7 @@ private func tag(_ value: String, _ weight: Int = 0) -> Tag {
             post.scores.append(objectsIn: [4.5, -1, .infinity])  // RealmSwift's name
             post.labels.append(contentsOf: ["a", nil, ""])
             #expect(post.tags.count == 3 && post.tags[1].value == "lmdb")
-            try realm.write { try realm.add(post) }
+            try realm.write { realm.add(post) }
             #expect(realm.objects(Tag.self).count == 2, "the tags were added once each")
             #expect(post.tags.count == 3)
             #expect(post.tags.map(\.value) == ["swift", "lmdb", "swift"])
@@ -83,7 +83,7 @@ private func tag(_ value: String, _ weight: Int = 0) -> Tag {
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: listConfiguration(dir))
             let post = makePost(1)
-            try realm.write { try realm.add(post) }
+            try realm.write { realm.add(post) }
             try realm.write {
                 post.tags.append(tag("a"))
                 post.tags.append(tag("b"))
@@ -128,8 +128,8 @@ private func tag(_ value: String, _ weight: Int = 0) -> Tag {
             let post = makePost(7)
             let tags = (0..<6).map { tag("t\($0)") }
             try realm.write {
-                try realm.add(post)
-                for t in tags { try realm.add(t) }
+                realm.add(post)
+                for t in tags { realm.add(t) }
             }
             var scores: [Double] = []
             var tagNames: [String] = []
@@ -192,8 +192,8 @@ private func tag(_ value: String, _ weight: Int = 0) -> Tag {
             second.related.append(first)
             first.related.append(contentsOf: [second, first])  // a cycle, and a list holding its own object
             try realm.write {
-                try realm.add(first)
-                try realm.add(second)
+                realm.add(first)
+                realm.add(second)
             }
             #expect(second.related.first?.id == 1)
             #expect(first.related.map(\.id) == [2, 1])
@@ -204,7 +204,7 @@ private func tag(_ value: String, _ weight: Int = 0) -> Tag {
             #expect(second.related.isEmpty)
             // An object stored again under the same key starts with empty lists.
             let again = makePost(1)
-            try realm.write { try realm.add(again) }
+            try realm.write { realm.add(again) }
             #expect(again.tags.isEmpty && again.related.isEmpty)
             #expect(realm.indexProblems() == [])
             try realm.write { realm.delete(realm.objects(Tag.self)) }
@@ -220,10 +220,10 @@ private func tag(_ value: String, _ weight: Int = 0) -> Tag {
             let realm = try Realm(configuration: listConfiguration(dir))
             let post = makePost(1)
             post.scores.append(contentsOf: [1, 2, 3])
-            try realm.write { try realm.add(post) }
+            try realm.write { realm.add(post) }
             let newer = makePost(1)
             newer.scores.append(9)
-            try realm.write { try realm.add(newer, update: .modified) }
+            try realm.write { realm.add(newer, update: .modified) }
             #expect(Array(realm.object(ofType: Post.self, forPrimaryKey: 1)!.scores) == [9])
         }
     }
@@ -235,7 +235,7 @@ private func tag(_ value: String, _ weight: Int = 0) -> Tag {
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: listConfiguration(dir))
             let post = makePost(3)
-            try realm.write { try realm.add(post) }
+            try realm.write { realm.add(post) }
             var model: [String?] = []
             var rng = SeededGenerator(state: 23)
             func value() -> String? {
@@ -295,7 +295,7 @@ private func tag(_ value: String, _ weight: Int = 0) -> Tag {
             let realm = try Realm(configuration: listConfiguration(dir))
             let post = makePost(1)
             post.scores.append(contentsOf: (0..<100_000).map(Double.init))
-            try realm.write { try realm.add(post) }
+            try realm.write { realm.add(post) }
             #expect(post.scores.count == 100_000)
             #expect(post.scores[99_999] == 99_999)
             #expect(post.scores[50_000] == 50_000)
@@ -308,13 +308,13 @@ private func tag(_ value: String, _ weight: Int = 0) -> Tag {
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: listConfiguration(dir))
             let first = makePost(1)
-            try realm.write { try realm.add(first) }
+            try realm.write { realm.add(first) }
             var deltas: [Delta] = []
             let token = realm.objects(Post.self).observe { deltas.append(Delta($0)) }
             let second = makePost(2)
             second.scores.append(1)
             second.tags.append(tag("x"))
-            try realm.write { try realm.add(second) }
+            try realm.write { realm.add(second) }
             #expect(deltas.last == Delta(insertions: [1], count: 2))
             try realm.write { first.scores.append(2) }
             #expect(deltas.last == Delta(modifications: [0], count: 2))
@@ -336,7 +336,7 @@ private func tag(_ value: String, _ weight: Int = 0) -> Tag {
             fido.name = "Fido"
             fido.breed = "Beagle"
             owner.dogs.append(objectsIn: [rex, fido])
-            try realm.write { try realm.add(owner) }
+            try realm.write { realm.add(owner) }
             #expect(owner.dogs.count == 2)
             #expect(owner.dogs.first?.name == "Rex")
             #expect(owner.dogs.last?.breed == "Beagle")
@@ -348,7 +348,7 @@ private func tag(_ value: String, _ weight: Int = 0) -> Tag {
             }
             #expect(realm.objects(DogToy.self).first?.name == "Ball")
             #expect(realm.objects(Dog.self).count == 3)
-            #expect(try realm.objects(Dog.self).filter("favoriteToy.name == 'Ball'").first?.name == "Rex")
+            #expect(realm.objects(Dog.self).filter("favoriteToy.name == 'Ball'").first?.name == "Rex")
         }
     }
 
@@ -357,7 +357,7 @@ private func tag(_ value: String, _ weight: Int = 0) -> Tag {
             let realm = try Realm(configuration: listConfiguration(dir))
             let owner = makePost(1)
             owner.tags.append(tag("taken", 1))
-            try realm.write { try realm.add(owner) }
+            try realm.write { realm.add(owner) }
             do {
                 try realm.write {
                     owner.scores.append(1)
@@ -390,7 +390,7 @@ private func tag(_ value: String, _ weight: Int = 0) -> Tag {
                 let post = Post()
                 post.id = 1
                 post.scores.append(objectsIn: [1, 2])
-                try realm.write { try realm.add(post) }
+                try realm.write { realm.add(post) }
             }
             let task = Task.detached { () -> [String] in
                 let realm = try Realm(configuration: config)
@@ -427,7 +427,7 @@ private func tag(_ value: String, _ weight: Int = 0) -> Tag {
             post.id = 1
             post.scores.append(objectsIn: [1, 2, 3])
             post.labels.append("x")
-            try realm.write { try realm.add(post) }
+            try realm.write { realm.add(post) }
             let reference = ThreadSafeReference(to: post.scores)
             let read = try onOtherThread { () -> [Double] in
                 let other = try Realm(configuration: config)
@@ -443,7 +443,7 @@ private func tag(_ value: String, _ weight: Int = 0) -> Tag {
             let realm = try Realm(configuration: listConfiguration(dir))
             let post = Post()
             post.id = 1
-            try realm.write { try realm.add(post) }
+            try realm.write { realm.add(post) }
             let queue = DispatchQueue(label: "list observer")
             let seen = LockedStrings()
             let updated = DispatchSemaphore(value: 0)

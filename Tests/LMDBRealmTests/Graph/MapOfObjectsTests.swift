@@ -39,7 +39,7 @@ private func pet(_ name: String, age: Int = 1) -> Pet {
             let keeper = Keeper()
             keeper.id = 1
             keeper.pets["first"] = pet("Rex", age: 3)
-            try realm.write { try realm.add(keeper) }
+            try realm.write { realm.add(keeper) }
             #expect(realm.objects(Pet.self).count == 1)
             #expect(keeper.pets["first"]??.name == "Rex")
             #expect(keeper.pets["first"]??.realm != nil)
@@ -76,8 +76,8 @@ private func pet(_ name: String, age: Int = 1) -> Pet {
             b.id = 2
             b.pets["only"] = rex
             try realm.write {
-                try realm.add(a)
-                try realm.add(b)
+                realm.add(a)
+                realm.add(b)
             }
             var modified: [[Int]] = []
             let token = realm.objects(Keeper.self).observe { change in
@@ -110,7 +110,7 @@ private func pet(_ name: String, age: Int = 1) -> Pet {
             keeper.owned["a"] = pet("A")
             keeper.owned["b"] = pet("B")
             keeper.pets["b"] = realm.object(ofType: Pet.self, forPrimaryKey: "B")
-            try realm.write { try realm.add(keeper) }
+            try realm.write { realm.add(keeper) }
             let first = keeper.collars["rex"]!!
             let blue = Collar()
             blue.colour = "blue"
@@ -141,17 +141,17 @@ private func pet(_ name: String, age: Int = 1) -> Pet {
                 keeper.id = id
                 for (key, name, age) in pets { keeper.pets[key] = pet(name, age: age) }
                 if id == 3 { keeper.pets["none"] = Pet?.none }
-                try realm.write { try realm.add(keeper) }
+                try realm.write { realm.add(keeper) }
             }
             let keepers = realm.objects(Keeper.self)
             func ids(_ results: Results<Keeper>) -> [Int] { results.map(\.id).sorted() }
-            #expect(ids(try keepers.filter("ANY pets.name == 'Rex'")) == [1])
-            #expect(ids(try keepers.filter("ANY pets.age > 2")) == [1])
-            #expect(ids(try keepers.filter("ALL pets.age < 5")) == [2])
-            #expect(ids(try keepers.filter("pets.@count == 1")) == [2, 3])
-            #expect(ids(try keepers.filter("pets.@sum.age > 5")) == [1])
-            #expect(ids(try keepers.filter("ANY pets == %@", realm.object(ofType: Pet.self, forPrimaryKey: "Kit")!)) == [2])
-            #expect(ids(try keepers.filter("pets.@keys == 'b'")) == [1])
+            #expect(ids(keepers.filter("ANY pets.name == 'Rex'")) == [1])
+            #expect(ids(keepers.filter("ANY pets.age > 2")) == [1])
+            #expect(ids(keepers.filter("ALL pets.age < 5")) == [2])
+            #expect(ids(keepers.filter("pets.@count == 1")) == [2, 3])
+            #expect(ids(keepers.filter("pets.@sum.age > 5")) == [1])
+            #expect(ids(keepers.filter("ANY pets == %@", realm.object(ofType: Pet.self, forPrimaryKey: "Kit")!)) == [2])
+            #expect(ids(keepers.filter("pets.@keys == 'b'")) == [1])
             #expect(ids(keepers.where { $0.pets.values.age > 5 }) == [1])
             #expect(ids(keepers.where { $0.pets.keys == "none" }) == [3])
         }
@@ -167,8 +167,8 @@ private func pet(_ name: String, age: Int = 1) -> Pet {
             let other = Keeper()
             other.id = 2
             try realm.write {
-                try realm.add(keeper)
-                try realm.add(other)
+                realm.add(keeper)
+                realm.add(other)
             }
             var modified: [[Int]] = []
             let token = realm.objects(Keeper.self).sorted(byKeyPath: "id").observe(keyPaths: ["pets.age"]) { change in
@@ -189,7 +189,7 @@ private func pet(_ name: String, age: Int = 1) -> Pet {
             keeper.id = 1
             keeper.pets["a"] = pet("Rex")
             keeper.pets["b"] = Pet?.none
-            try realm.write { try realm.add(keeper) }
+            try realm.write { realm.add(keeper) }
             let reference = ThreadSafeReference(to: keeper.pets)
             let read = try onOtherThread { () -> [String] in
                 let other = try Realm(configuration: config)
@@ -207,7 +207,7 @@ private func pet(_ name: String, age: Int = 1) -> Pet {
             let realm = try Realm(configuration: keeperConfiguration(dir))
             let keeper = Keeper()
             keeper.id = 1
-            try realm.write { try realm.add(keeper) }
+            try realm.write { realm.add(keeper) }
             var model: [String: String?] = [:]
             var rng = SeededGenerator(state: 5)
             for step in 0..<200 {

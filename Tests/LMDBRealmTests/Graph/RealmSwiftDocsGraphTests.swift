@@ -52,7 +52,7 @@ final class DocsContact: Object {
             person._id = ObjectId.generate()
             person.name = "Bridget"
             person.dogs.append(dog)
-            try realm.write { try realm.add(person) }
+            try realm.write { realm.add(person) }
 
             #expect(dog.citiesVisited.count == 3 && dog.citiesVisited.contains("Toronto"))
             #expect(dog.favoriteParksByCity["New York"] == "Domino Park")
@@ -66,10 +66,10 @@ final class DocsContact: Object {
             // The inverse relationship: the dog's owners, live.
             #expect(dog.owners.first?.name == "Bridget")
             let dogs = realm.objects(DocsDog.self)
-            #expect(try dogs.filter("ANY owners.name == %@", "Bridget").count == 1)
-            #expect(try dogs.filter("citiesVisited CONTAINS %@", "Boston").count == 1)
-            #expect(try dogs.filter("favoriteParksByCity.@keys == %@", "Ottawa").count == 1)
-            #expect(try dogs.filter("favoriteParksByCity['New York'] == 'Domino Park'").count == 1)
+            #expect(dogs.filter("ANY owners.name == %@", "Bridget").count == 1)
+            #expect(dogs.filter("citiesVisited CONTAINS %@", "Boston").count == 1)
+            #expect(dogs.filter("favoriteParksByCity.@keys == %@", "Ottawa").count == 1)
+            #expect(dogs.filter("favoriteParksByCity['New York'] == 'Domino Park'").count == 1)
             #expect(dogs.where { $0.owners.name == "Bridget" }.count == 1)
             #expect(dogs.where { $0.citiesVisited.contains("New York") }.count == 1)
             #expect(dogs.where { $0.favoriteParksByCity["Ottawa"] == "Bush Park" }.count == 1)
@@ -88,8 +88,8 @@ final class DocsContact: Object {
             contact._id = ObjectId.generate()
             contact.name = "Nick Riviera"
             contact.address = address
-            try realm.write { try realm.add(contact) }
-            let losAngeles = try realm.objects(DocsContact.self).filter("address.city = %@", "Springfield")
+            try realm.write { realm.add(contact) }
+            let losAngeles = realm.objects(DocsContact.self).filter("address.city = %@", "Springfield")
             #expect(losAngeles.map(\.name) == ["Nick Riviera"])
             // Updating an embedded property in place, then replacing the whole object.
             try realm.write { contact.address?.street = "124 Fake St" }

@@ -20,7 +20,7 @@ actor ArticleStore {
 
     func add(_ id: String, wordCount: Int = 100, fail: Bool = false) async throws {
         try await realm.asyncWrite {
-            try realm.add(Article(id: id, wordCount: wordCount))
+            realm.add(Article(id: id, wordCount: wordCount))
             if fail { throw Boom() }
         }
     }
@@ -32,7 +32,7 @@ actor ArticleStore {
     func create(_ id: String, wordCount: Int) async throws -> FrozenObject<Article> {
         let key = try await realm.asyncWrite {
             let article = Article(id: id, wordCount: wordCount)
-            try realm.add(article)
+            realm.add(article)
             return article.id
         }
         return FrozenObject(realm.object(ofType: Article.self, forPrimaryKey: key)!)
@@ -42,7 +42,7 @@ actor ArticleStore {
     func createReturningValues(_ id: String, wordCount: Int) async throws -> (id: String, wordCount: Int) {
         try await realm.asyncWrite {
             let article = Article(id: id, wordCount: wordCount)
-            try realm.add(article)
+            realm.add(article)
             return (article.id, article.wordCount)
         }
     }
@@ -105,7 +105,7 @@ actor ArticleStore {
             // Another thread's commit reaches the actor without a refresh.
             try onOtherThread {
                 let realm = try Realm(configuration: config)
-                try realm.write { try realm.add(Article(id: "b")) }
+                try realm.write { realm.add(Article(id: "b")) }
             }
             #expect(await deltas.next() == Delta(insertions: [1], count: 2))
             await store.stop()
@@ -132,7 +132,7 @@ actor ArticleStore {
             #expect(await store.count() == 0)
             try onOtherThread {
                 let realm = try Realm(configuration: config)
-                try realm.write { try realm.add(Article(id: "b")) }
+                try realm.write { realm.add(Article(id: "b")) }
             }
             #expect(await store.count() == 0)
             #expect(await store.refresh())
@@ -187,7 +187,7 @@ actor ArticleStore {
             let holder = Thread {
                 let realm = try! Realm(configuration: config)
                 realm.beginWrite()
-                try! realm.add(Article(id: "held"))
+                realm.add(Article(id: "held"))
                 holding.signal()
                 release.wait()
                 try! realm.commitWrite()

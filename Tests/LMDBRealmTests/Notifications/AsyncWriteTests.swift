@@ -24,7 +24,7 @@ import Testing
 private func writeFromAPlainAsyncFunction(_ config: Realm.Configuration) async throws -> Int {
     let realm = try Realm(configuration: config)
     for i in 0..<50 {
-        try await realm.asyncWrite { try realm.add(Article(id: "a\(i)")) }
+        try await realm.asyncWrite { realm.add(Article(id: "a\(i)")) }
         #expect(realm.objects(Article.self).count == i + 1)
     }
     return realm.objects(Article.self).count
@@ -34,7 +34,7 @@ private actor ThreadRealmWriter {
     func write(_ config: Realm.Configuration) async throws -> Int {
         let realm = try Realm(configuration: config)
         for i in 0..<10 {
-            try await realm.asyncWrite { try realm.add(Article(id: "w\(i)")) }
+            try await realm.asyncWrite { realm.add(Article(id: "w\(i)")) }
         }
         return realm.objects(Article.self).count
     }

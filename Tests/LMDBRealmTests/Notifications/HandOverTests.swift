@@ -11,7 +11,7 @@ import Testing
         try withTemporaryDirectory { dir in
             let config = makeConfiguration(dir, types: [Article.self])
             let realm = try Realm(configuration: config)
-            try realm.write { for i in 0..<2000 { try realm.add(Article(id: String(format: "a%05d", i), section: i % 3 == 0 ? "Sports" : "Arts", wordCount: i)) } }
+            try realm.write { for i in 0..<2000 { realm.add(Article(id: String(format: "a%05d", i), section: i % 3 == 0 ? "Sports" : "Arts", wordCount: i)) } }
             let all = realm.objects(Article.self)
             // RealmSwift's freeze gives frozen Results; FrozenResults makes them Sendable.
             #expect(all.freeze().isFrozen && !all.isFrozen && all.freeze().thaw()?.isFrozen == false)
@@ -44,7 +44,7 @@ import Testing
         try withTemporaryDirectory { dir in
             let config = makeConfiguration(dir, types: [Article.self])
             let realm = try Realm(configuration: config)
-            try realm.write { for i in 0..<50 { try realm.add(Article(id: "a\(i)", section: "S\(i % 5)", wordCount: i)) } }
+            try realm.write { for i in 0..<50 { realm.add(Article(id: "a\(i)", section: "S\(i % 5)", wordCount: i)) } }
             let bySection = FrozenResults(realm.objects(Article.self).sorted(byKeyPath: "section").limit(50))
             final class Shared: @unchecked Sendable {
                 // @unchecked Sendable: frozen objects, read (never written) from every thread.
@@ -80,7 +80,7 @@ import Testing
     @Test func frozenObjectsKeepTheirValuesAndThawToTheNewest() throws {
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: makeConfiguration(dir, types: [Article.self]))
-            try realm.write { try realm.add(Article(id: "a", wordCount: 1)) }
+            try realm.write { realm.add(Article(id: "a", wordCount: 1)) }
             let live = realm.object(ofType: Article.self, forPrimaryKey: "a")!
             let frozen = live.freeze()
             #expect(frozen.isFrozen && !live.isFrozen)
@@ -102,8 +102,8 @@ import Testing
             let config = makeConfiguration(dir, types: [Article.self])
             let realm = try Realm(configuration: config)
             try realm.write {
-                try realm.add(Article(id: "a", wordCount: 5))
-                try realm.add(Article(id: "b", section: "Arts", wordCount: 7))
+                realm.add(Article(id: "a", wordCount: 5))
+                realm.add(Article(id: "b", section: "Arts", wordCount: 7))
             }
             let objectReference = ThreadSafeReference(to: realm.object(ofType: Article.self, forPrimaryKey: "a")!)
             let resultsReference = ThreadSafeReference(to: realm.objects(Article.self).where { $0.section == "Arts" })
@@ -133,7 +133,7 @@ import Testing
             var thrown: Realm.Error?
             for i in 0..<5 {
                 do {
-                    try realm.write { try realm.add(Article(id: "a\(i)")) }
+                    try realm.write { realm.add(Article(id: "a\(i)")) }
                     frozen.append(realm.freeze())
                 } catch let error as Realm.Error {
                     thrown = error
@@ -146,7 +146,7 @@ import Testing
             #expect(realm.objects(Article.self).count == frozen.count)
             frozen.removeAll()
             realm.refresh()
-            try realm.write { try realm.add(Article(id: "after")) }
+            try realm.write { realm.add(Article(id: "after")) }
             #expect(realm.objects(Article.self).count == 4)
         }
     }
@@ -170,7 +170,7 @@ import Testing
                         // Someone else writes once the stream is running.
                         try onOtherThread {
                             let writer = try Realm(configuration: config)
-                            try writer.write { try writer.add(Article(id: "x", wordCount: 3)) }
+                            try writer.write { writer.add(Article(id: "x", wordCount: 3)) }
                         }
                     case .update(let frozen, let deletions, let insertions, _):
                         seen.append("update \(frozen.count) -\(deletions) +\(insertions) \(frozen[0].id)")
@@ -214,7 +214,7 @@ import Testing
             try realm.write {
                 let p = Person()
                 p.id = 1_000_000
-                try realm.add(p)
+                realm.add(p)
             }
             let token = realm.objects(Person.self).observe(on: queue) { deltas.append(Delta($0)) }
             #expect(deltas.wait(count: 1) == [.initial(1)])
@@ -240,7 +240,7 @@ import Testing
     @Test func writingAFrozenObjectStops() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let (realm, _) = try CrashTests.freshRealm()
-            try realm.write { try realm.add(Article(id: "a")) }
+            try realm.write { realm.add(Article(id: "a")) }
             let frozen = realm.object(ofType: Article.self, forPrimaryKey: "a")!.freeze()
             frozen.wordCount = 3
         }
@@ -251,7 +251,7 @@ import Testing
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let (realm, _) = try CrashTests.freshRealm()
             let frozen = realm.freeze()
-            try frozen.write { try frozen.add(Article(id: "a")) }
+            try frozen.write { frozen.add(Article(id: "a")) }
         }
         expectCrash("Can't perform transactions on a frozen Realm", result)
     }
@@ -259,7 +259,7 @@ import Testing
     @Test func resolvingAReferenceTwiceStops() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let (realm, _) = try CrashTests.freshRealm()
-            try realm.write { try realm.add(Article(id: "a")) }
+            try realm.write { realm.add(Article(id: "a")) }
             let reference = ThreadSafeReference(to: realm.object(ofType: Article.self, forPrimaryKey: "a")!)
             _ = realm.resolve(reference)
             _ = realm.resolve(reference)
@@ -290,7 +290,7 @@ import Testing
             let config = makeConfiguration(dir, types: [Article.self])
             try onOtherThread {
                 let realm = try Realm(configuration: config)
-                try realm.write { try realm.add(Article(id: "a", wordCount: 1)) }
+                try realm.write { realm.add(Article(id: "a", wordCount: 1)) }
             }
             let reference = try onOtherThread { () -> ThreadSafeReference<Article> in
                 ThreadSafeReference(to: try Realm(configuration: config).object(ofType: Article.self, forPrimaryKey: "a")!)

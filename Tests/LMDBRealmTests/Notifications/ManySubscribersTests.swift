@@ -78,7 +78,7 @@ private final class Seen: @unchecked Sendable {
         for commit in 1...commits {
             slots = max(slots, try await onNewThread {
                 let realm = try Realm(configuration: config)
-                try realm.write { try realm.add(Article(id: "a\(commit)")) }
+                try realm.write { realm.add(Article(id: "a\(commit)")) }
                 return realm.readerSlotsInUse
             })
             let all = try await onNewThread { seen.waitForAll(commit) }

@@ -49,7 +49,7 @@ struct Delta: Equatable, Sendable, CustomStringConvertible {
             let config = makeConfiguration(dir, types: [Article.self])
             let realm = try Realm(configuration: config)
             try realm.write {
-                for i in 0..<5 { try realm.add(Article(id: "a\(i)", wordCount: i)) }
+                for i in 0..<5 { realm.add(Article(id: "a\(i)", wordCount: i)) }
             }
             let sorted = realm.objects(Article.self).sorted(byKeyPath: "wordCount")
             var deltas: [Delta] = []
@@ -60,7 +60,7 @@ struct Delta: Equatable, Sendable, CustomStringConvertible {
             try realm.write {
                 realm.object(ofType: Article.self, forPrimaryKey: "a1")!.wordCount = 10  // moves to the end
                 realm.delete(realm.object(ofType: Article.self, forPrimaryKey: "a3")!)
-                try realm.add(Article(id: "b", wordCount: 2))
+                realm.add(Article(id: "b", wordCount: 2))
             }
             // Old: a0 a1 a2 a3 a4 (0 1 2 3 4). New: a0 a2 b a4 a1 (0 2 2 4 10).
             #expect(deltas.last == Delta(deletions: [1, 3], insertions: [2, 4], modifications: [], count: 5))
@@ -74,7 +74,7 @@ struct Delta: Equatable, Sendable, CustomStringConvertible {
             realm.refresh()
             #expect(deltas.last == Delta(modifications: [1], count: 5))
             token.invalidate()
-            try realm.write { try realm.add(Article(id: "c")) }
+            try realm.write { realm.add(Article(id: "c")) }
             #expect(deltas.count == 3)
         }
     }
@@ -84,7 +84,7 @@ struct Delta: Equatable, Sendable, CustomStringConvertible {
     @Test func observersOfOneQueryShareTheWorkOfEachCommit() throws {
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: makeConfiguration(dir, types: [Article.self]))
-            try realm.write { for i in 0..<4 { try realm.add(Article(id: "a\(i)", section: i % 2 == 0 ? "Sports" : "Arts", wordCount: i)) } }
+            try realm.write { for i in 0..<4 { realm.add(Article(id: "a\(i)", section: i % 2 == 0 ? "Sports" : "Arts", wordCount: i)) } }
             func sports() -> Results<Article> { realm.objects(Article.self).where { $0.section == "Sports" }.sorted(byKeyPath: "wordCount") }
             var deltas: [[Delta]] = Array(repeating: [], count: 5)
             var tokens = (0..<3).map { i in sports().observe { deltas[i].append(Delta($0)) } }
@@ -93,7 +93,7 @@ struct Delta: Equatable, Sendable, CustomStringConvertible {
             tokens.append(sports().observe(keyPaths: ["url"]) { deltas[4].append(Delta($0)) })
             let before = realm.resultsChangesComputed
             try realm.write {
-                try realm.add(Article(id: "b", section: "Sports", wordCount: 1))
+                realm.add(Article(id: "b", section: "Sports", wordCount: 1))
                 realm.object(ofType: Article.self, forPrimaryKey: "a2")!.wordCount = 20
                 realm.object(ofType: Article.self, forPrimaryKey: "a1")!.url = "changed"
             }
@@ -114,7 +114,7 @@ struct Delta: Equatable, Sendable, CustomStringConvertible {
     @Test func keyPathsLimitWhatCountsAsAModification() throws {
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: makeConfiguration(dir, types: [Article.self]))
-            try realm.write { for i in 0..<3 { try realm.add(Article(id: "a\(i)")) } }
+            try realm.write { for i in 0..<3 { realm.add(Article(id: "a\(i)")) } }
             var byWordCount: [Delta] = []
             var all: [Delta] = []
             let t1 = realm.objects(Article.self).observe(keyPaths: ["wordCount"]) { byWordCount.append(Delta($0)) }
@@ -128,7 +128,7 @@ struct Delta: Equatable, Sendable, CustomStringConvertible {
             try realm.write { a1.wordCount = 7 }
             #expect(byWordCount.last == Delta(modifications: [1], count: 3))
             // Inserts are always reported.
-            try realm.write { try realm.add(Article(id: "a3")) }
+            try realm.write { realm.add(Article(id: "a3")) }
             #expect(byWordCount.last == Delta(insertions: [3], count: 4))
             withExtendedLifetime((t1, t2)) {}
         }
@@ -142,10 +142,10 @@ struct Delta: Equatable, Sendable, CustomStringConvertible {
             let results = realm.objects(Article.self)
             let t1 = results.observe { skipped.append(Delta($0)) }
             let t2 = results.observe { other.append(Delta($0)) }
-            try realm.write(withoutNotifying: [t1]) { try realm.add(Article(id: "x")) }
+            try realm.write(withoutNotifying: [t1]) { realm.add(Article(id: "x")) }
             #expect(skipped == [.initial(0)])
             #expect(other == [.initial(0), Delta(insertions: [0], count: 1)])
-            try realm.write { try realm.add(Article(id: "y")) }
+            try realm.write { realm.add(Article(id: "y")) }
             #expect(skipped.last == Delta(insertions: [1], count: 2))
             withExtendedLifetime((t1, t2)) {}
         }
@@ -156,11 +156,11 @@ struct Delta: Equatable, Sendable, CustomStringConvertible {
             let realm = try Realm(configuration: makeConfiguration(dir, types: [Article.self]))
             var count = 0
             var token: NotificationToken? = realm.objects(Article.self).observe { _ in count += 1 }
-            try realm.write { try realm.add(Article(id: "x")) }
+            try realm.write { realm.add(Article(id: "x")) }
             #expect(count == 2)
             _ = token
             token = nil
-            try realm.write { try realm.add(Article(id: "y")) }
+            try realm.write { realm.add(Article(id: "y")) }
             #expect(count == 2)
         }
     }
@@ -172,10 +172,10 @@ struct Delta: Equatable, Sendable, CustomStringConvertible {
             let token = realm.objects(Article.self).observe { change in
                 deltas.append(Delta(change))
                 if case .update(let results, _, let insertions, _) = change, insertions == [0], results.count == 1 {
-                    try! realm.write { try realm.add(Article(id: "from-callback")) }
+                    try! realm.write { realm.add(Article(id: "from-callback")) }
                 }
             }
-            try realm.write { try realm.add(Article(id: "a")) }
+            try realm.write { realm.add(Article(id: "a")) }
             #expect(deltas == [.initial(0), Delta(insertions: [0], count: 1), Delta(insertions: [1], count: 2)])
             #expect(realm.objects(Article.self).count == 2)
             withExtendedLifetime(token) {}
@@ -200,8 +200,8 @@ struct Delta: Equatable, Sendable, CustomStringConvertible {
             try onOtherThread {
                 let other = try Realm(configuration: config)
                 try other.write {
-                    try other.add(Article(id: "small", wordCount: 5))
-                    try other.add(Article(id: "big", wordCount: 50))
+                    other.add(Article(id: "small", wordCount: 5))
+                    other.add(Article(id: "big", wordCount: 50))
                 }
             }
             #expect(deltas.wait(count: 2)?.last == Delta(insertions: [0], count: 1))
@@ -224,7 +224,7 @@ struct Delta: Equatable, Sendable, CustomStringConvertible {
             }
             #expect(deltas.wait(count: 1) == [.initial(0)])
             let writer = try Realm(configuration: config)
-            try writer.write { try writer.add(Article(id: "a")) }
+            try writer.write { writer.add(Article(id: "a")) }
             #expect(deltas.wait(count: 2)?.last == Delta(insertions: [0], count: 1))
             #expect(holder.notifications.wait(count: 1) == [.didChange])
             queue.sync { holder.token = nil; holder.didChange = nil }
@@ -243,7 +243,7 @@ struct Delta: Equatable, Sendable, CustomStringConvertible {
                 holder.realm = realm
             }
             let writer = try Realm(configuration: config)
-            try writer.write { try writer.add(Article(id: "a")) }
+            try writer.write { writer.add(Article(id: "a")) }
             #expect(holder.notifications.wait(count: 1) == [.refreshRequired])
             // The realm stayed where it was until asked to move.
             let counts: (Int, Int) = queue.sync {
@@ -267,7 +267,7 @@ struct Delta: Equatable, Sendable, CustomStringConvertible {
         try withTemporaryDirectory { dir in
             let config = makeConfiguration(dir, types: [Article.self])
             let realm = try Realm(configuration: config)
-            try realm.write { try realm.add(Article(id: "a", wordCount: 1)) }
+            try realm.write { realm.add(Article(id: "a", wordCount: 1)) }
             let article = realm.object(ofType: Article.self, forPrimaryKey: "a")!
             var changes: [String] = []
             let token = article.observe(keyPaths: ["wordCount", "url"]) { change in
@@ -293,7 +293,7 @@ struct Delta: Equatable, Sendable, CustomStringConvertible {
             }
             realm.refresh()
             try realm.write { realm.delete(article) }
-            try realm.write { try realm.add(Article(id: "a")) }
+            try realm.write { realm.add(Article(id: "a")) }
             #expect(changes == ["a: wordCount 1→2", "a: url https://example.com/a→u2, wordCount 2→3", "deleted"])
             withExtendedLifetime(token) {}
         }

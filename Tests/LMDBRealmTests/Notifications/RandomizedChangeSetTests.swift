@@ -87,7 +87,7 @@ import Testing
             configuration.recordsChangeLogs = logs
             let config = configuration
             let realm = try Realm(configuration: config)
-            try realm.write { for i in 0..<40 { try realm.add(Article(id: "k\(i)", wordCount: (i * 37) % 500)) } }
+            try realm.write { for i in 0..<40 { realm.add(Article(id: "k\(i)", wordCount: (i * 37) % 500)) } }
             let queue = DispatchQueue(label: "observer")
             let checker = Checker(observesAll: observesAll)
             let token = shape(realm.objects(Article.self)).observe(keyPaths: observesAll ? nil : ["wordCount"], on: queue) {
@@ -114,13 +114,13 @@ import Testing
                             }
                         }
                         for _ in 0..<Int.random(in: 0..<4, using: &rng) {
-                            try writer.add(Article(id: "k\(next)", wordCount: Int.random(in: 0..<500, using: &rng)))
+                            writer.add(Article(id: "k\(next)", wordCount: Int.random(in: 0..<500, using: &rng)))
                             next += 1
                         }
                         if Int.random(in: 0..<10, using: &rng) == 0 {
                             // Replace an object wholesale (upsert) now and then.
                             let replacement = Article(id: "k\(Int.random(in: 0..<next, using: &rng))", wordCount: Int.random(in: 0..<500, using: &rng))
-                            try writer.add(replacement, update: .modified)
+                            writer.add(replacement, update: .modified)
                         }
                     }
                 }

@@ -24,11 +24,11 @@ import Testing
             }
             #expect(events.wait(count: 1) == ["initial 0"])
             var holder: (realm: Realm, queue: DispatchQueue)? = try openOnQueue(config)  // the third, the last
-            try realm.write { try realm.add(Article(id: "a")) }
+            try realm.write { realm.add(Article(id: "a")) }
             #expect(events.wait(count: 2)?.last == "error tooManyReaders")
 
             holder = nil  // a slot is free again
-            try realm.write { try realm.add(Article(id: "b")) }
+            try realm.write { realm.add(Article(id: "b")) }
             // (The realm may move to the first commit before the second arrives.)
             let after = events.wait { $0.last == "update 2" }
             #expect(after != nil, "\(events.all)")
@@ -64,10 +64,10 @@ import Testing
         // The stream's realm holds one slot; a writer and a holder take the rest.
         let writer = try openOnQueue(config)
         var holder: (realm: Realm, queue: DispatchQueue)? = try openOnQueue(config)
-        try writer.queue.sync { try writer.realm.write { try writer.realm.add(Article(id: "a")) } }
+        try writer.queue.sync { try writer.realm.write { writer.realm.add(Article(id: "a")) } }
         #expect(try await onNewThread { events.wait(count: 2, timeout: 120) }?.last == "error tooManyReaders", "\(events.all)")
         holder = nil  // a slot is free again
-        try writer.queue.sync { try writer.realm.write { try writer.realm.add(Article(id: "b")) } }
+        try writer.queue.sync { try writer.realm.write { writer.realm.add(Article(id: "b")) } }
         let after = try await onNewThread { events.wait(timeout: 120) { $0.last == "update 2" } }
         #expect(after != nil, "\(events.all)")
         #expect(!events.all.contains("ended"))

@@ -16,7 +16,7 @@ private struct Refused: Error {}
             for i in 0..<200 {
                 group.addTask {
                     let id = try await store.write { realm in
-                        try realm.add(Article(id: "t\(i)", wordCount: i))
+                        realm.add(Article(id: "t\(i)", wordCount: i))
                         return "t\(i)"
                     }
                     return try await store.read { realm in realm.object(ofType: Article.self, forPrimaryKey: id) != nil }
@@ -43,7 +43,7 @@ private struct Refused: Error {}
                 group.addTask {
                     do {
                         try await store.write { realm in
-                            try realm.add(Article(id: "w\(i)"))
+                            realm.add(Article(id: "w\(i)"))
                             if i == 4 { throw Refused() }
                         }
                         return true

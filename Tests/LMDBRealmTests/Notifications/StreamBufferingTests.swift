@@ -28,7 +28,7 @@ import Testing
         for n in 1...6 {
             try await onNewThread {
                 let realm = try Realm(configuration: config)
-                try realm.write { try realm.add(Article(id: "a\(n)")) }
+                try realm.write { realm.add(Article(id: "a\(n)")) }
             }
             #expect(await witness.next().map(count) == n, "the unbounded stream gets every commit")
         }

@@ -67,7 +67,7 @@ final class FolderNoteWithoutIndexes: Object {
     }
 
     static func add(_ note: Plain, to realm: Realm, update: Realm.UpdatePolicy = .error) throws {
-        try realm.add(
+        realm.add(
             FolderNote(value: ["id": note.id, "folder": note.folder, "created": note.created, "pinned": note.pinned, "title": note.title]),
             update: update)
     }
@@ -166,7 +166,7 @@ final class FolderNoteWithoutIndexes: Object {
                         for id in ids {
                             let note = Self.randomNote(id, &rng)
                             notes[id] = note
-                            try realm.add(
+                            realm.add(
                                 FolderNoteWithoutIndexes(value: [
                                     "id": id, "folder": note.folder, "created": note.created, "pinned": note.pinned, "title": note.title,
                                 ]))

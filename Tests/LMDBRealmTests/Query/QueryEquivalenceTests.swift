@@ -290,8 +290,8 @@ enum Oracle {
                     let p = SampleNoIndex()
                     (s.id, s.name, s.tag, s.n, s.m, s.d, s.date, s.flag) = (v.id, v.name, v.tag, v.n, v.m, v.d, v.date, v.flag)
                     (p.id, p.name, p.tag, p.n, p.m, p.d, p.date, p.flag) = (v.id, v.name, v.tag, v.n, v.m, v.d, v.date, v.flag)
-                    try realm.add(s)
-                    try realm.add(p)
+                    realm.add(s)
+                    realm.add(p)
                 }
             }
             let problems = realm.indexProblems()
@@ -306,8 +306,8 @@ enum Oracle {
                 let b = plain.where(q.plain)
                 check(a.map(\.id) == expected, "seed \(seed): \(q.text) [\(a.explain())]")
                 check(b.map(\.id) == expected, "seed \(seed): \(q.text)")
-                let c = try indexed.filter(q.format, argumentArray: q.args)
-                let d = try plain.filter(q.format, argumentArray: q.args)
+                let c = indexed.filter(q.format, argumentArray: q.args)
+                let d = plain.filter(q.format, argumentArray: q.args)
                 check(c.map(\.id) == expected, "seed \(seed): \(q.format) \(q.args) [\(c.explain())]")
                 check(d.map(\.id) == expected, "seed \(seed): \(q.format) \(q.args)")
                 check(a.count == expected.count, "seed \(seed): count of \(q.text) [\(a.explain())]")
@@ -339,7 +339,7 @@ enum Oracle {
                 for v in values {
                     let s = Sample()
                     (s.id, s.name, s.tag, s.n, s.m, s.d, s.date, s.flag) = (v.id, v.name, v.tag, v.n, v.m, v.d, v.date, v.flag)
-                    try realm.add(s)
+                    realm.add(s)
                     let copy = Sample()
                     (copy.id, copy.name, copy.tag, copy.n, copy.m, copy.d, copy.date, copy.flag) = (v.id, v.name, v.tag, v.n, v.m, v.d, v.date, v.flag)
                     copies.append(copy)

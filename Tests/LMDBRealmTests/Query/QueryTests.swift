@@ -12,12 +12,42 @@ func loadArticles(_ realm: Realm, count: Int = 200) throws {
             a.pubDate = Date(timeIntervalSince1970: 1_435_708_800 + Double((i * 7919) % 10_000))
             a.abstract = i % 3 == 0 ? nil : "Abstract \(i)"
             a.url = i % 2 == 0 ? "https://example.com/\(i)" : "http://example.org/\(i)"
-            try realm.add(a)
+            realm.add(a)
         }
     }
 }
 
 @Suite struct QueryTests {
+    /// As in RealmSwift, `filter(_:_:)` does not throw: a query written in the program that
+    /// cannot be parsed stops the process, saying what is wrong and where.
+    @Test func aMalformedLiteralQueryStopsTheProcessWithItsPosition() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let realm = try Realm(configuration: makeConfiguration(try makeTemporaryDirectory()))
+            _ = realm.objects(Article.self).filter("wordCont > %@", 3).count
+        }
+        let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(stderr.contains("wordCont") && stderr.contains("offset 0"), "\(stderr)")
+    }
+
+    /// `filter(checking:)`, for query strings from users, throws instead.
+    @Test func aQueryStringFromAUserThrowsWhenItCannotBeParsed() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: makeConfiguration(dir))
+            try loadArticles(realm, count: 20)
+            let articles = realm.objects(Article.self)
+            do {
+                _ = try articles.filter(checking: "section == 'Sports' AND wordCount >")
+                Issue.record("accepted")
+            } catch let error as Realm.Error {
+                #expect(error.code == .invalidQuery, "\(error)")
+            }
+            #expect(throws: Realm.Error.self) { try articles.filter(checking: "nope == %@", argumentArray: [1]) }
+            let checked = try articles.filter(checking: "section == %@", "Sports")
+            #expect(checked.map(\.id) == articles.filter("section == %@", "Sports").map(\.id))
+            #expect(checked.count == 4)
+        }
+    }
+
     @Test func whereFiltersWithEveryOperator() throws {
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: makeConfiguration(dir, types: [Article.self]))
@@ -57,7 +87,7 @@ func loadArticles(_ realm: Realm, count: Int = 200) throws {
                 for (i, w) in words.enumerated() {
                     let a = Article(id: "w\(i)")
                     a.leadParagraph = w
-                    try realm.add(a)
+                    realm.add(a)
                 }
             }
             let articles = realm.objects(Article.self)
@@ -128,9 +158,9 @@ func loadArticles(_ realm: Realm, count: Int = 200) throws {
             let realm = try Realm(configuration: makeConfiguration(dir, types: [Article.self]))
             let newest = realm.objects(Article.self).sorted(byKeyPath: "wordCount", ascending: false).limit(2)
             #expect(newest.isEmpty)
-            try realm.write { try realm.add([Article(id: "a", wordCount: 1), Article(id: "b", wordCount: 5)]) }
+            try realm.write { realm.add([Article(id: "a", wordCount: 1), Article(id: "b", wordCount: 5)]) }
             #expect(newest.map(\.id) == ["b", "a"])
-            try realm.write { try realm.add(Article(id: "c", wordCount: 9)) }
+            try realm.write { realm.add(Article(id: "c", wordCount: 9)) }
             #expect(newest.map(\.id) == ["c", "b"])
         }
     }
@@ -170,12 +200,12 @@ func loadArticles(_ realm: Realm, count: Int = 200) throws {
             try realm.write { realm.delete(realm.objects(Article.self).where { $0.section == "Arts" }) }
             #expect(realm.indexProblems() == [])
             #expect(realm.objects(Article.self).where { $0.section == "Arts" }.isEmpty)
-            try realm.write { try realm.add(Article(id: "a0002", section: "Replaced"), update: .modified) }
+            try realm.write { realm.add(Article(id: "a0002", section: "Replaced"), update: .modified) }
             #expect(realm.indexProblems() == [])
             #expect(realm.objects(Article.self).where { $0.section == "Replaced" }.count == 1)
             realm.beginWrite()
             for a in realm.objects(Article.self) { a.section = "Cancelled" }
-            try realm.add(Article(id: "zz", section: "Cancelled"))
+            realm.add(Article(id: "zz", section: "Cancelled"))
             realm.cancelWrite()
             #expect(realm.indexProblems() == [])
             #expect(realm.objects(Article.self).where { $0.section == "Cancelled" }.isEmpty)

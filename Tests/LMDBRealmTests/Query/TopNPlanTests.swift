@@ -20,7 +20,7 @@ final class FeedNote: Object {
             try realm.write {
                 for id in 0..<3_000 {
                     let folder = id % 100 == 0 ? "rare" : "common"
-                    try realm.add(FeedNote(value: ["id": id, "folder": folder, "stamp": Int.random(in: 0..<1_000_000, using: &rng)]))
+                    realm.add(FeedNote(value: ["id": id, "folder": folder, "stamp": Int.random(in: 0..<1_000_000, using: &rng)]))
                 }
             }
             let notes = realm.objects(FeedNote.self)

@@ -20,7 +20,7 @@ private final class Asked: @unchecked Sendable {
         let config = makeConfiguration(dir, types: [Article.self])
         let realm = try Realm(configuration: config)
         try realm.write {
-            for i in 0..<20_000 { try realm.add(Article(id: "a\(i)", wordCount: i)) }
+            for i in 0..<20_000 { realm.add(Article(id: "a\(i)", wordCount: i)) }
         }
         try realm.write { realm.delete(realm.objects(Article.self).where { $0.wordCount >= 100 }) }
         let size = try realm.statistics.fileSize
@@ -46,7 +46,7 @@ private final class Asked: @unchecked Sendable {
             #expect(realm.objects(Article.self).count == 100)
             #expect(realm.objects(Article.self).where { $0.section == "Sports" }.count == 100)
             #expect(realm.indexProblems() == [])
-            try realm.write { try realm.add(Article(id: "after")) }
+            try realm.write { realm.add(Article(id: "after")) }
             // Asked on the first open in the process only.
             _ = try Realm(configuration: config)
             #expect(asked.values.count == 1)
@@ -109,7 +109,7 @@ private final class Asked: @unchecked Sendable {
             let url = dir.appendingPathComponent("stale.realm")
             do {
                 let realm = try Realm(configuration: Realm.Configuration(fileURL: url, objectTypes: [Article.self]))
-                try realm.write { try realm.add(Article(id: "a")) }
+                try realm.write { realm.add(Article(id: "a")) }
             }
             let (alive, aliveInput) = try holder(url)
             let (doomed, _) = try holder(url)

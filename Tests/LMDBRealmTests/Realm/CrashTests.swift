@@ -40,7 +40,7 @@ import Testing
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let (a, _) = try CrashTests.freshRealm()
             let (b, _) = try CrashTests.freshRealm()
-            try a.write { try a.add(Article(id: "x")) }
+            try a.write { a.add(Article(id: "x")) }
             try b.write { b.delete(a.objects(Article.self)) }
         }
         expectCrash("Can only delete objects from the Realm they belong to.", result)
@@ -50,7 +50,7 @@ import Testing
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let (realm, _) = try CrashTests.freshRealm()
             let article = Article(id: "a")
-            try realm.write { try realm.add(article) }
+            try realm.write { realm.add(article) }
             final class Box: @unchecked Sendable {
                 // @unchecked Sendable: deliberately smuggled to another thread.
                 let article: Article
@@ -71,7 +71,7 @@ import Testing
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let (realm, _) = try CrashTests.freshRealm()
             let article = Article(id: "a")
-            try realm.write { try realm.add(article) }
+            try realm.write { realm.add(article) }
             try realm.write { realm.delete(article) }
             _ = article.wordCount
         }
@@ -82,7 +82,7 @@ import Testing
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let (realm, _) = try CrashTests.freshRealm()
             let article = Article(id: "a")
-            try realm.write { try realm.add(article) }
+            try realm.write { realm.add(article) }
             try realm.write { realm.deleteAll() }
             _ = article.url
         }
@@ -93,7 +93,7 @@ import Testing
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let (realm, _) = try CrashTests.freshRealm()
             let article = Article(id: "a")
-            try realm.write { try realm.add(article) }
+            try realm.write { realm.add(article) }
             article.wordCount = 5
         }
         expectCrash("outside of a write transaction", result)
@@ -102,7 +102,7 @@ import Testing
     @Test func addingOutsideAWriteStops() async {
         await #expect(processExitsWith: .failure) {
             let (realm, _) = try CrashTests.freshRealm()
-            try realm.add(Article(id: "a"))
+            realm.add(Article(id: "a"))
         }
     }
 
@@ -117,7 +117,7 @@ import Testing
     @Test func writingToAReadOnlyRealmStops() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let (realm, config) = try CrashTests.freshRealm()
-            try realm.write { try realm.add(Article(id: "a")) }
+            try realm.write { realm.add(Article(id: "a")) }
             var readOnly = config
             readOnly.readOnly = true
             // A second process-level handle on the same file must share its options, so use
@@ -135,7 +135,7 @@ import Testing
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let (realm, _) = try CrashTests.freshRealm()
             let article = Article(id: "a")
-            try realm.write { try realm.add(article) }
+            try realm.write { realm.add(article) }
             try realm.write { article.id = "b" }
         }
         expectCrash("Primary key can't be changed", result)

@@ -8,7 +8,7 @@ import Testing
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: makeConfiguration(dir, types: [Article.self, IntKeyed.self]))
             try loadArticles(realm)
-            try realm.write { for i in 0..<30 { try realm.add(IntKeyed.make(i)) } }
+            try realm.write { for i in 0..<30 { realm.add(IntKeyed.make(i)) } }
             let first = realm.objects(Article.self).first!
             let other = realm.object(ofType: IntKeyed.self, forPrimaryKey: 7)!
             try realm.write {
@@ -23,10 +23,10 @@ import Testing
             #expect(realm.indexProblems() == [])
             // The class takes new objects, in the same write as the delete too.
             try realm.write {
-                try realm.add(Article(id: "z", section: "Arts"))
+                realm.add(Article(id: "z", section: "Arts"))
                 realm.delete(realm.objects(Article.self))
-                try realm.add(Article(id: "b", section: "Sports"))
-                try realm.add(Article(id: "a", section: "Sports"))
+                realm.add(Article(id: "b", section: "Sports"))
+                realm.add(Article(id: "a", section: "Sports"))
             }
             #expect(realm.objects(Article.self).map(\.id) == ["a", "b"])
             #expect(realm.objects(Article.self).where { $0.section == "Sports" }.count == 2)
@@ -77,7 +77,7 @@ import Testing
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: makeConfiguration(dir, types: [Article.self]))
             try realm.write {
-                for i in 0..<100 { try realm.add(Article(id: String(format: "n%03d", i), section: i % 2 == 0 ? "Even" : "Odd")) }
+                for i in 0..<100 { realm.add(Article(id: String(format: "n%03d", i), section: i % 2 == 0 ? "Even" : "Odd")) }
                 // The index entries of these objects are still buffered.
                 realm.delete(realm.objects(Article.self).where { $0.section == "Odd" })
             }
@@ -95,7 +95,7 @@ import Testing
                 for i in 0..<10 {
                     let e = LogEntry()
                     e.message = "m\(i)"
-                    try realm.add(e)
+                    realm.add(e)
                 }
             }
             let sports = realm.objects(Article.self).where { $0.section == "Sports" }.first!
@@ -106,7 +106,7 @@ import Testing
             #expect(sports.isInvalidated)
             realm.delete(realm.objects(Article.self))
             #expect(arts.isInvalidated)
-            try realm.add(Article(id: "new", section: "Sports"))
+            realm.add(Article(id: "new", section: "Sports"))
             realm.cancelWrite()
             #expect(!sports.isInvalidated && sports.section == "Sports")
             #expect(!arts.isInvalidated && arts.section == "Arts")
@@ -119,7 +119,7 @@ import Testing
             try realm.write {
                 let e = LogEntry()
                 e.message = "m10"
-                try realm.add(e)
+                realm.add(e)
             }
             #expect(realm.objects(LogEntry.self).map(\.message) == (0...10).map { "m\($0)" })
         }

@@ -15,7 +15,7 @@ import Testing
                 let again = try Realm(configuration: config)
                 #expect(realm === again)
                 // Objects of one are the other's: added, deleted and read through either.
-                try again.write { try again.add(Article(id: "a")) }
+                try again.write { again.add(Article(id: "a")) }
                 let article = try #require(realm.object(ofType: Article.self, forPrimaryKey: "a"))
                 try realm.write { again.delete(article) }
                 #expect(realm.isEmpty)
@@ -38,7 +38,7 @@ import Testing
             let a = try Realm()
             let b = try Realm()
             precondition(a === b)
-            try a.write { try b.add(Article(id: "x")) }
+            try a.write { b.add(Article(id: "x")) }
             precondition(b.objects(Article.self).count == 1)
         }
     }
@@ -66,8 +66,8 @@ import Testing
             let second = try Realm(configuration: makeConfiguration(dir))
             precondition(first !== second)
             try first.write {
-                try first.add(Article(id: "a"))
-                try second.write { try second.add(Article(id: "b")) }
+                first.add(Article(id: "a"))
+                try second.write { second.add(Article(id: "b")) }
             }
         }
         let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
@@ -91,8 +91,8 @@ import Testing
         try withTemporaryDirectory { dir in
             let first = try Realm(configuration: makeConfiguration(dir, types: [Article.self]))
             let second = try Realm(configuration: makeConfiguration(dir))
-            try first.write { try first.add(Article(id: "a")) }
-            try second.write { try second.add(Article(id: "b")) }
+            try first.write { first.add(Article(id: "a")) }
+            try second.write { second.add(Article(id: "b")) }
             first.refresh()
             #expect(first.objects(Article.self).count == 2)
             #expect(second.objects(Article.self).count == 2)

@@ -25,8 +25,8 @@ import Testing
             }
             defer { token.invalidate() }
             try first.write {
-                try first.add(Article(id: "a"))
-                try first.add(Article(id: "b"))
+                first.add(Article(id: "a"))
+                first.add(Article(id: "b"))
             }
             second.refresh()
             #expect(second.objects(Article.self).count == 2)
@@ -59,7 +59,7 @@ import Testing
         }
         do {
             let realm = try Realm(configuration: config)
-            try realm.write { try realm.add(Article(id: "a")) }
+            try realm.write { realm.add(Article(id: "a")) }
             #expect(backingFiles().count == 2, "\(backingFiles())")
         }
         #expect(backingFiles().isEmpty)

@@ -84,7 +84,7 @@ import Testing
             do {
                 let realm = try Realm(configuration: config)
                 try realm.write {
-                    for i in 0..<2000 { try realm.add(Article(id: "a\(i)", wordCount: i)) }
+                    for i in 0..<2000 { realm.add(Article(id: "a\(i)", wordCount: i)) }
                 }
             }
             let url = config.fileURL!
@@ -116,7 +116,7 @@ import Testing
             let config = makeConfiguration(dir, types: [Article.self])
             do {
                 let realm = try Realm(configuration: config)
-                try realm.write { try realm.add(Article(id: "kept")) }
+                try realm.write { realm.add(Article(id: "kept")) }
             }
             var readOnly = config
             readOnly.readOnly = true

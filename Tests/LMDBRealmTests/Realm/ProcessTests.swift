@@ -30,7 +30,7 @@ import Testing
             // Person reaches the file after this process loaded its catalog.
             #expect(try run(helper, ["write", url.path, "0", "3"]).status == 0)
             try realm.write {
-                try realm.add(Article(id: "new table"))  // creates a table in this write
+                realm.add(Article(id: "new table"))  // creates a table in this write
                 #expect(realm.objects(Person.self).count == 3)
             }
             #expect(realm.objects(Person.self).count == 3)
@@ -53,7 +53,7 @@ import Testing
             try realm.write {
                 let p = Person()
                 p.id = 1
-                try realm.add(p)
+                realm.add(p)
             }
             let read = try run(helper, ["read", url.path])
             #expect(read.output.hasPrefix("count=6 "))
@@ -68,7 +68,7 @@ import Testing
             let config = makeConfiguration(dir, types: [Article.self])
             do {
                 let realm = try Realm(configuration: config)
-                try realm.write { try realm.add(Article(id: "a")) }
+                try realm.write { realm.add(Article(id: "a")) }
             }
             #expect(openFileDescriptorCount(under: dir) == 0)
             for _ in 0..<10_000 {

@@ -38,7 +38,7 @@ final class ProfileReordered: Object {
                 try realm.write {
                     let p = ProfileV1()
                     p.id = 1
-                    try realm.add(p)
+                    realm.add(p)
                 }
             }
             let url = dir.appendingPathComponent("test.realm")
@@ -80,7 +80,7 @@ final class ProfileReordered: Object {
                     p.name = "Ada"
                     p.age = 36
                     p.email = "ada@example.com"
-                    try realm.add(p)
+                    realm.add(p)
                 }
             }
             let realm = try Realm(configuration: makeConfiguration(dir, types: [ProfileReordered.self]))
@@ -93,7 +93,7 @@ final class ProfileReordered: Object {
                 q.name = "Grace"
                 q.email = "grace@example.com"
                 q.age = 85
-                try realm.add(q)
+                realm.add(q)
             }
             #expect(realm.object(ofType: ProfileReordered.self, forPrimaryKey: 7)?.age == 37)
             let q = try #require(realm.object(ofType: ProfileReordered.self, forPrimaryKey: 8))
@@ -105,10 +105,10 @@ final class ProfileReordered: Object {
         try withTemporaryDirectory { dir in
             do {
                 let realm = try Realm(configuration: makeConfiguration(dir, types: [ProfileV1.self]))
-                try realm.write { try realm.add(ProfileV1()) }
+                try realm.write { realm.add(ProfileV1()) }
             }
             let realm = try Realm(configuration: makeConfiguration(dir, types: [ProfileV1.self, Article.self]))
-            try realm.write { try realm.add(Article(id: "new")) }
+            try realm.write { realm.add(Article(id: "new")) }
             #expect(realm.objects(Article.self).count == 1)
             #expect(realm.objects(ProfileV1.self).count == 1)
         }
@@ -119,7 +119,7 @@ final class ProfileReordered: Object {
             let realm = try Realm(configuration: makeConfiguration(dir))
             #expect(realm.objects(Article.self).isEmpty)
             #expect(realm.object(ofType: Article.self, forPrimaryKey: "none") == nil)
-            try realm.write { try realm.add(Article(id: "first")) }
+            try realm.write { realm.add(Article(id: "first")) }
             #expect(realm.objects(Article.self).count == 1)
         }
     }
@@ -128,10 +128,10 @@ final class ProfileReordered: Object {
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: makeConfiguration(dir))
             realm.beginWrite()
-            try realm.add(LogEntry())
+            realm.add(LogEntry())
             realm.cancelWrite()
             #expect(realm.objects(LogEntry.self).isEmpty)
-            try realm.write { try realm.add(LogEntry()) }
+            try realm.write { realm.add(LogEntry()) }
             #expect(realm.objects(LogEntry.self).count == 1)
         }
     }

@@ -12,7 +12,7 @@ import Testing
             do {
                 let realm = try Realm(configuration: makeConfiguration(dir, "seed.realm", types: [Article.self]))
                 try realm.write {
-                    try realm.add(Article(id: "seeded"))
+                    realm.add(Article(id: "seeded"))
                 }
             }
             let target = dir.appendingPathComponent("app").appendingPathComponent("articles.realm")
@@ -22,7 +22,7 @@ import Testing
             do {
                 let realm = try Realm(configuration: config)
                 #expect(realm.objects(Article.self).map(\.id) == ["seeded"])
-                try realm.write { try realm.add(Article(id: "mine")) }
+                try realm.write { realm.add(Article(id: "mine")) }
             }
             do {
                 let realm = try Realm(configuration: config)

@@ -10,7 +10,7 @@ import Testing
         try withTemporaryDirectory { dir in
             let config = makeConfiguration(dir, types: [Article.self])
             let realm = try Realm(configuration: config)
-            try realm.write { try realm.add(Article(id: "one")) }
+            try realm.write { realm.add(Article(id: "one")) }
             let articles = realm.objects(Article.self)
             let one = try #require(realm.object(ofType: Article.self, forPrimaryKey: "one"))
             #expect(articles.count == 1)
@@ -18,7 +18,7 @@ import Testing
             try onOtherThread {
                 let other = try Realm(configuration: config)
                 try other.write {
-                    try other.add(Article(id: "two"))
+                    other.add(Article(id: "two"))
                     other.object(ofType: Article.self, forPrimaryKey: "one")!.wordCount = 999
                 }
             }
@@ -42,12 +42,12 @@ import Testing
             #expect(articles.isEmpty)
             try onOtherThread {
                 let other = try Realm(configuration: config)
-                try other.write { try other.add(Article(id: "theirs")) }
+                try other.write { other.add(Article(id: "theirs")) }
             }
             #expect(articles.isEmpty)
             try realm.write {
                 #expect(articles.count == 1, "a write sees the newest version")
-                try realm.add(Article(id: "mine"))
+                realm.add(Article(id: "mine"))
             }
             #expect(articles.map(\.id) == ["mine", "theirs"])
         }
@@ -57,7 +57,7 @@ import Testing
         try withTemporaryDirectory { dir in
             let config = makeConfiguration(dir, types: [Article.self])
             let realm = try Realm(configuration: config)
-            try realm.write { try realm.add(Article(id: "doomed")) }
+            try realm.write { realm.add(Article(id: "doomed")) }
             let doomed = try #require(realm.object(ofType: Article.self, forPrimaryKey: "doomed"))
             try onOtherThread {
                 let other = try Realm(configuration: config)
@@ -74,7 +74,7 @@ import Testing
         try withTemporaryDirectory { dir in
             let config = makeConfiguration(dir, types: [Article.self])
             let realm = try Realm(configuration: config)
-            try realm.write { try realm.add(Article(id: "a", wordCount: 1)) }
+            try realm.write { realm.add(Article(id: "a", wordCount: 1)) }
             let a = try #require(realm.objects(Article.self).first)
             realm.invalidate()
             try onOtherThread {
@@ -89,7 +89,7 @@ import Testing
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: makeConfiguration(dir, types: [Article.self]))
             let v0 = realm.snapshotVersion
-            try realm.write { try realm.add(Article(id: "a")) }
+            try realm.write { realm.add(Article(id: "a")) }
             #expect(realm.snapshotVersion > v0)
         }
     }
@@ -106,7 +106,7 @@ import Testing
             let holder = Holder()
             queue.sync {
                 holder.realm = try! Realm(configuration: config, queue: queue)
-                try! holder.realm!.write { try holder.realm!.add(Article(id: "q")) }
+                try! holder.realm!.write { holder.realm!.add(Article(id: "q")) }
             }
             let group = DispatchGroup()
             queue.async(group: group) { holder.count = holder.realm!.objects(Article.self).count }

@@ -22,7 +22,7 @@ import Testing
                         tag.value = "t\(i)"
                         post.tags.append(tag)
                     }
-                    try realm.add(post)
+                    realm.add(post)
                 }
             }
             try realm.write { realm.delete(realm.objects(Post.self).where { $0.id >= 1_000 }) }

@@ -19,7 +19,7 @@ import Testing
             config.maximumFileSize = 1 << 20
             let realm = try Realm(configuration: config)
             let article = Article(id: "a", wordCount: 1)
-            try realm.write { try realm.add(article) }
+            try realm.write { realm.add(article) }
             try body(realm, config, article)
         }
     }
@@ -156,7 +156,7 @@ import Testing
             var frozen: Realm? = realm.freeze()                 // shares the realm's snapshot
             var other: (realm: Realm, queue: DispatchQueue)? = try openOnQueue(config)  // the second slot
             do {
-                try realm.write { try realm.add(Article(id: "a")) }
+                try realm.write { realm.add(Article(id: "a")) }
                 Issue.record("expected tooManyReaders")
             } catch let error as Realm.Error {
                 #expect(error.code == .tooManyReaders)
@@ -165,7 +165,7 @@ import Testing
             #expect(!realm.isInWriteTransaction)
             frozen = nil
             other = nil
-            try realm.write { try realm.add(Article(id: "b")) }
+            try realm.write { realm.add(Article(id: "b")) }
             #expect(realm.objects(Article.self).map(\.id) == ["b"])
             withExtendedLifetime((token, frozen, other)) {}
         }
@@ -176,7 +176,7 @@ import Testing
         let dir = try makeTemporaryDirectory()
         let realm = try Realm(configuration: makeConfiguration(dir, types: [Article.self]))
         try realm.write {
-            for i in 0..<3 { try realm.add(Article(id: "a\(i)", section: "S\(i)", wordCount: 10 + i)) }
+            for i in 0..<3 { realm.add(Article(id: "a\(i)", section: "S\(i)", wordCount: 10 + i)) }
         }
         try body(realm)
     }
@@ -229,7 +229,7 @@ import Testing
             config.maximumFileSize = 1 << 20
             let realm = try Realm(configuration: config)
             let article = Article(id: "a")
-            try realm.write { try realm.add(article) }
+            try realm.write { realm.add(article) }
             try realm.write {
                 article.leadParagraph = String(repeating: "x", count: 2 << 20)   // fills the map
                 print(realm.objects(Article.self).count)                        // reads the failed transaction

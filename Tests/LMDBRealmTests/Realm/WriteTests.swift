@@ -10,7 +10,7 @@ struct Boom: Error, Equatable {}
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: makeConfiguration(dir))
             let count = try realm.write {
-                try realm.add(Article(id: "a"))
+                realm.add(Article(id: "a"))
                 return realm.objects(Article.self).count
             }
             #expect(count == 1)
@@ -23,13 +23,13 @@ struct Boom: Error, Equatable {}
             let config = makeConfiguration(dir, types: [Article.self])
             let realm = try Realm(configuration: config)
             try realm.write {
-                for i in 0..<500 { try realm.add(Article(id: "a\(i)", wordCount: i)) }
+                for i in 0..<500 { realm.add(Article(id: "a\(i)", wordCount: i)) }
             }
             let before = try Data(contentsOf: config.fileURL!)
             #expect(throws: Boom.self) {
                 try realm.write {
                     realm.deleteAll()
-                    for i in 0..<5000 { try realm.add(Article(id: "b\(i)")) }
+                    for i in 0..<5000 { realm.add(Article(id: "b\(i)")) }
                     realm.objects(Article.self).first!.wordCount = -1
                     throw Boom()
                 }
@@ -47,11 +47,11 @@ struct Boom: Error, Equatable {}
     @Test func duplicatePrimaryKeyThrowsAndRollsBackTheWholeWrite() throws {
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: makeConfiguration(dir))
-            try realm.write { try realm.add(Article(id: "dup")) }
+            try realm.write { realm.add(Article(id: "dup")) }
             do {
                 try realm.write {
-                    try realm.add(Article(id: "fresh"))
-                    try realm.add(Article(id: "dup"))
+                    realm.add(Article(id: "fresh"))
+                    realm.add(Article(id: "dup"))
                 }
                 Issue.record("expected primaryKeyExists")
             } catch let error as Realm.Error {
@@ -68,21 +68,56 @@ struct Boom: Error, Equatable {}
             let realm = try Realm(configuration: makeConfiguration(dir))
             #expect(throws: Realm.Error.self) {
                 try realm.write {
-                    try realm.add(IntKeyed.make(5))
-                    try realm.add(IntKeyed.make(5))
+                    realm.add(IntKeyed.make(5))
+                    realm.add(IntKeyed.make(5))
                 }
             }
             #expect(realm.objects(IntKeyed.self).isEmpty)
         }
     }
 
+    /// As in RealmSwift, `add` and `create` do not throw: a duplicate key is recorded in the
+    /// write, the block runs on, and the write throws it and keeps nothing of the block.
+    @Test func aDuplicateKeyMakesTheWriteThrowAndLeavesNothing() throws {
+        try withTemporaryDirectory { dir in
+            let config = makeConfiguration(dir)
+            let realm = try Realm(configuration: config)
+            try realm.write { realm.add(Article(id: "kept")) }
+            let duplicate = Article(id: "kept")
+            var ranToTheEnd = false
+            do {
+                try realm.write {
+                    realm.add(Article(id: "new"))
+                    realm.add(duplicate)
+                    realm.create(Article.self, value: ["id": "created"])
+                    ranToTheEnd = true
+                }
+                Issue.record("the write did not throw")
+            } catch let error as Realm.Error {
+                #expect(error.code == .primaryKeyExists, "\(error)")
+                #expect(error.message.contains("kept"), "\(error.message)")
+            }
+            #expect(ranToTheEnd)
+            #expect(duplicate.realm == nil)
+            #expect(realm.objects(Article.self).map(\.id) == ["kept"])
+            let seenElsewhere = try onOtherThread { try Realm(configuration: config).objects(Article.self).map(\.id) }
+            #expect(seenElsewhere == ["kept"])
+            // The same through beginWrite/commitWrite.
+            realm.beginWrite()
+            realm.add(Article(id: "kept"))
+            #expect(throws: Realm.Error.self) { try realm.commitWrite() }
+            #expect(!realm.isInWriteTransaction)
+            #expect(realm.objects(Article.self).count == 1)
+        }
+    }
+
     @Test func updatePoliciesReplaceStoredObjects() throws {
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: makeConfiguration(dir))
-            try realm.write { try realm.add(Article(id: "x", wordCount: 1)) }
-            try realm.write { try realm.add(Article(id: "x", wordCount: 2), update: .modified) }
+            try realm.write { realm.add(Article(id: "x", wordCount: 1)) }
+            try realm.write { realm.add(Article(id: "x", wordCount: 2), update: .modified) }
             #expect(realm.object(ofType: Article.self, forPrimaryKey: "x")?.wordCount == 2)
-            try realm.write { try realm.add([Article(id: "x", wordCount: 3), Article(id: "y")], update: .all) }
+            try realm.write { realm.add([Article(id: "x", wordCount: 3), Article(id: "y")], update: .all) }
             #expect(realm.object(ofType: Article.self, forPrimaryKey: "x")?.wordCount == 3)
             #expect(realm.objects(Article.self).count == 2)
         }
@@ -92,12 +127,12 @@ struct Boom: Error, Equatable {}
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: makeConfiguration(dir))
             let a = Article(id: "live", wordCount: 10)
-            try realm.write { try realm.add(a) }
+            try realm.write { realm.add(a) }
             #expect(a.realm === realm)
             let b = try #require(realm.object(ofType: Article.self, forPrimaryKey: "live"))
             try realm.write { a.wordCount += 5 }
             #expect(b.wordCount == 15)
-            try realm.write { try realm.add(a) }  // adding a managed object again does nothing
+            try realm.write { realm.add(a) }  // adding a managed object again does nothing
             #expect(realm.objects(Article.self).count == 1)
         }
     }
@@ -107,11 +142,11 @@ struct Boom: Error, Equatable {}
             let realm = try Realm(configuration: makeConfiguration(dir))
             realm.beginWrite()
             #expect(realm.isInWriteTransaction)
-            try realm.add(Article(id: "kept"))
+            realm.add(Article(id: "kept"))
             try realm.commitWrite()
             realm.beginWrite()
             let dropped = Article(id: "dropped")
-            try realm.add(dropped)
+            realm.add(dropped)
             #expect(realm.objects(Article.self).count == 2)  // a write sees its own changes
             realm.cancelWrite()
             #expect(!realm.isInWriteTransaction)
@@ -125,7 +160,7 @@ struct Boom: Error, Equatable {}
             let realm = try Realm(configuration: makeConfiguration(dir))
             let a = Article(id: "gone")
             let b = Article(id: "stays")
-            try realm.write { try realm.add([a, b]) }
+            try realm.write { realm.add([a, b]) }
             try realm.write { realm.delete(a) }
             #expect(a.isInvalidated)
             #expect(!b.isInvalidated)
@@ -143,14 +178,14 @@ struct Boom: Error, Equatable {}
             let article = Article(id: "a")
             let entry = LogEntry()
             try realm.write {
-                try realm.add(article)
-                try realm.add(entry)
-                try realm.add(IntKeyed.make(1))
+                realm.add(article)
+                realm.add(entry)
+                realm.add(IntKeyed.make(1))
             }
             // A class this handle never touched, added by another handle on another thread.
             try onOtherThread {
                 let other = try Realm(configuration: config)
-                try other.write { try other.add(UUIDKeyed()) }
+                try other.write { other.add(UUIDKeyed()) }
             }
             realm.refresh()
             try realm.write { realm.deleteAll() }
@@ -159,7 +194,7 @@ struct Boom: Error, Equatable {}
             #expect(realm.objects(Article.self).isEmpty && realm.objects(LogEntry.self).isEmpty)
             #expect(realm.objects(UUIDKeyed.self).isEmpty && realm.objects(IntKeyed.self).isEmpty)
             // Auto-assigned keys keep working after deleteAll.
-            try realm.write { try realm.add([LogEntry(), LogEntry()]) }
+            try realm.write { realm.add([LogEntry(), LogEntry()]) }
             #expect(realm.objects(LogEntry.self).count == 2)
         }
     }
@@ -172,13 +207,13 @@ struct Boom: Error, Equatable {}
                     let e = LogEntry()
                     e.message = "m\(i)"
                     e.level = i
-                    try realm.add(e)
+                    realm.add(e)
                 }
             }
             try realm.write {
                 let e = LogEntry()
                 e.level = 300
-                try realm.add(e)
+                realm.add(e)
             }
             #expect(realm.objects(LogEntry.self).map(\.level) == Array(0...300))
         }
@@ -190,21 +225,21 @@ struct Boom: Error, Equatable {}
             let uuid = UUID()
             let oid = ObjectId.generate()
             try realm.write {
-                for i in [-5, 0, 5, Int.max, Int.min] { try realm.add(IntKeyed.make(i)) }
+                for i in [-5, 0, 5, Int.max, Int.min] { realm.add(IntKeyed.make(i)) }
                 let a = Int64Keyed()
                 a.id = -9
-                try realm.add(a)
+                realm.add(a)
                 let u = UUIDKeyed()
                 u.id = uuid
-                try realm.add(u)
+                realm.add(u)
                 let o = ObjectIdKeyed()
                 o.id = oid
-                try realm.add(o)
-                try realm.add(OptionalStringKeyed())  // nil key
+                realm.add(o)
+                realm.add(OptionalStringKeyed())  // nil key
                 let s = OptionalStringKeyed()
                 s.id = "s"
-                try realm.add(s)
-                try realm.add(OptionalIntKeyed())
+                realm.add(s)
+                realm.add(OptionalIntKeyed())
             }
             #expect(realm.objects(IntKeyed.self).map(\.id) == [Int.min, -5, 0, 5, Int.max])
             for i in [-5, 0, 5, Int.max, Int.min] { #expect(realm.object(ofType: IntKeyed.self, forPrimaryKey: i)?.name == "n\(i)") }
@@ -223,7 +258,7 @@ struct Boom: Error, Equatable {}
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: makeConfiguration(dir))
             do {
-                try realm.write { try realm.add(Article(id: String(repeating: "k", count: 600))) }
+                try realm.write { realm.add(Article(id: String(repeating: "k", count: 600))) }
                 Issue.record("expected invalidValue")
             } catch let error as Realm.Error {
                 #expect(error.code == .invalidValue)
@@ -238,13 +273,13 @@ struct Boom: Error, Equatable {}
             var config = makeConfiguration(dir)
             config.maximumFileSize = 1 << 20
             let realm = try Realm(configuration: config)
-            try realm.write { try realm.add(Article(id: "early")) }
+            try realm.write { realm.add(Article(id: "early")) }
             do {
                 try realm.write {
                     for i in 0..<10_000 {
                         let a = Article(id: "big\(i)")
                         a.leadParagraph = String(repeating: "x", count: 500)
-                        try realm.add(a)
+                        realm.add(a)
                     }
                 }
                 Issue.record("expected mapFull")
@@ -253,7 +288,7 @@ struct Boom: Error, Equatable {}
                 #expect(error.message.contains(config.fileURL!.path))
             }
             #expect(realm.objects(Article.self).map(\.id) == ["early"])
-            try realm.write { try realm.add(Article(id: "later")) }
+            try realm.write { realm.add(Article(id: "later")) }
             #expect(realm.objects(Article.self).count == 2)
         }
     }

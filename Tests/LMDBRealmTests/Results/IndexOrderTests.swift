@@ -72,33 +72,33 @@ private func rank(_ i: Int) -> Int { (i * 7) % 40 }
                     a.id = i - 60  // negative keys too
                     a.rank = rank(i)
                     a.name = "int \(i - 60)"
-                    try realm.add(a)
+                    realm.add(a)
                     let b = RankedByString()
                     b.id = i % 2 == 0 ? String(format: "s%03d", i) : longPrefix + String(format: "%03d", i)
                     b.rank = rank(i)
                     b.name = "string \(b.id)"
-                    try realm.add(b)
+                    realm.add(b)
                     let c = RankedByUUID()
                     c.id = uuids[i]
                     c.rank = rank(i)
                     c.name = "uuid \(i)"
-                    try realm.add(c)
+                    realm.add(c)
                     let d = RankedByObjectId()
                     d.id = objectIds[i]
                     d.rank = rank(i)
                     d.name = "oid \(i)"
-                    try realm.add(d)
+                    realm.add(d)
                     let e = RankedByAutoKey()
                     e.rank = rank(i)
                     e.name = "auto \(i)"
-                    try realm.add(e)
+                    realm.add(e)
                 }
                 for i in 0..<10 {
                     let o = RankedByOptionalInt()
                     o.id = i == 0 ? nil : i
                     o.rank = 5 - i % 3
                     o.name = "opt \(i)"
-                    try realm.add(o)
+                    realm.add(o)
                 }
             }
 
@@ -147,7 +147,7 @@ private func rank(_ i: Int) -> Int { (i * 7) % 40 }
                     a.id = i
                     a.rank = i
                     a.name = "n\(i)"
-                    try realm.add(a)
+                    realm.add(a)
                 }
             }
             var kept: [RankedByInt] = []
@@ -181,7 +181,7 @@ private func rank(_ i: Int) -> Int { (i * 7) % 40 }
                     a.id = i
                     a.rank = 100 - i
                     a.name = "n\(i)"
-                    try realm.add(a)
+                    realm.add(a)
                 }
             }
             var seen: [Int] = []
@@ -204,7 +204,7 @@ private func rank(_ i: Int) -> Int { (i * 7) % 40 }
             try realm.write {
                 let a = RankedByInt()
                 a.id = 1
-                try realm.add(a)
+                realm.add(a)
             }
             for _ in realm.objects(RankedByInt.self).sorted(byKeyPath: "rank").limit(0) { n += 1 }
             #expect(n == 0)

@@ -9,7 +9,7 @@ import Testing
             let realm = try Realm(configuration: makeConfiguration(dir))
             let ids = (0..<1500).map { String(format: "id%05d", $0) }
             try realm.write {
-                for id in ids.shuffled() { try realm.add(Article(id: id, wordCount: Int(id.dropFirst(2))!)) }
+                for id in ids.shuffled() { realm.add(Article(id: id, wordCount: Int(id.dropFirst(2))!)) }
             }
             let results = realm.objects(Article.self)
             #expect(results.count == 1500)
@@ -30,9 +30,9 @@ import Testing
             let realm = try Realm(configuration: makeConfiguration(dir))
             let results = realm.objects(Article.self)
             #expect(results.isEmpty && results.first == nil && results.last == nil)
-            try realm.write { try realm.add(Article(id: "b")) }
+            try realm.write { realm.add(Article(id: "b")) }
             #expect(results.count == 1)
-            try realm.write { try realm.add(Article(id: "a")) }
+            try realm.write { realm.add(Article(id: "a")) }
             #expect(results.map(\.id) == ["a", "b"])
             #expect(results[1].id == "b")
             try realm.write { realm.delete(results[0]) }
@@ -43,7 +43,7 @@ import Testing
     @Test func iterationSurvivesAWriteInsideTheLoop() throws {
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: makeConfiguration(dir))
-            try realm.write { for i in 0..<2000 { try realm.add(IntKeyed.make(i)) } }
+            try realm.write { for i in 0..<2000 { realm.add(IntKeyed.make(i)) } }
             var seen = 0
             try realm.write {
                 for o in realm.objects(IntKeyed.self) {
@@ -59,7 +59,7 @@ import Testing
     @Test func accessorsHeldFromALoopAreNeverRePointed() throws {
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: makeConfiguration(dir))
-            try realm.write { for i in 0..<1200 { try realm.add(IntKeyed.make(i)) } }
+            try realm.write { for i in 0..<1200 { realm.add(IntKeyed.make(i)) } }
             // Every third accessor kept: the loop re-points only those nothing holds.
             for results in [realm.objects(IntKeyed.self), realm.objects(IntKeyed.self).where { $0.id >= 0 }] {
                 var kept: [IntKeyed] = []

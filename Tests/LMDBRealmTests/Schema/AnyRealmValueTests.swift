@@ -33,14 +33,14 @@ final class MixedProfile: Object {
             ]
             try realm.write {
                 for (n, value) in values.enumerated() {
-                    try realm.add(MixedSetting(value: ["key": "k\(n)", "value": value]))
+                    realm.add(MixedSetting(value: ["key": "k\(n)", "value": value]))
                 }
                 let linked = MixedSetting(value: ["key": "linked"])
                 linked.value = .object(MixedProfile(value: ["name": "Ann"]))
                 linked.history.append(objectsIn: [.int(1), .string("two"), .none, .object(MixedProfile(value: ["name": "Bo"]))])
                 linked.extras["theme"] = .string("dark")
                 linked.extras["size"] = .double(11)
-                try realm.add(linked)
+                realm.add(linked)
             }
             for (n, value) in values.enumerated() {
                 #expect(realm.object(ofType: MixedSetting.self, forPrimaryKey: "k\(n)")?.value == value)
@@ -75,20 +75,20 @@ final class MixedProfile: Object {
                 ("g", .decimal128(4)), ("h", .string("Dark")), ("i", .date(Date(timeIntervalSince1970: 0))),
             ]
             try realm.write {
-                for (key, value) in values { try realm.add(MixedSetting(value: ["key": key, "value": value])) }
+                for (key, value) in values { realm.add(MixedSetting(value: ["key": key, "value": value])) }
             }
             let settings = realm.objects(MixedSetting.self)
             func keys(_ results: Results<MixedSetting>) -> [String] { results.map(\.key).sorted() }
             #expect(keys(settings.where { $0.value == .int(3) }) == ["a", "b"])
-            #expect(keys(try settings.filter("value == 3")) == ["a", "b"])
-            #expect(keys(try settings.filter("value > 2.9")) == ["a", "b", "g"])
-            #expect(keys(try settings.filter("value < 3")) == ["c"])
-            #expect(keys(try settings.filter("value == '3'")) == ["d"])
-            #expect(keys(try settings.filter("value != 3")) == ["c", "d", "e", "f", "g", "h", "i"])
-            #expect(keys(try settings.filter("value == nil")) == ["e"])
-            #expect(keys(try settings.filter("value == true")) == ["f"])
-            #expect(keys(try settings.filter("value ==[c] 'dark'")) == ["h"])
-            #expect(keys(try settings.filter("value BEGINSWITH 'D'")) == ["h"])
+            #expect(keys(settings.filter("value == 3")) == ["a", "b"])
+            #expect(keys(settings.filter("value > 2.9")) == ["a", "b", "g"])
+            #expect(keys(settings.filter("value < 3")) == ["c"])
+            #expect(keys(settings.filter("value == '3'")) == ["d"])
+            #expect(keys(settings.filter("value != 3")) == ["c", "d", "e", "f", "g", "h", "i"])
+            #expect(keys(settings.filter("value == nil")) == ["e"])
+            #expect(keys(settings.filter("value == true")) == ["f"])
+            #expect(keys(settings.filter("value ==[c] 'dark'")) == ["h"])
+            #expect(keys(settings.filter("value BEGINSWITH 'D'")) == ["h"])
             #expect(keys(settings.where { $0.value == .none }) == ["e"])
             let sorted = settings.sorted(byKeyPath: "value").map(\.key)
             #expect(sorted == ["e", "f", "c", "a", "b", "g", "d", "h", "i"] || sorted == ["e", "f", "c", "b", "a", "g", "d", "h", "i"])
@@ -102,7 +102,7 @@ final class MixedProfile: Object {
             try realm.write {
                 let setting = MixedSetting(value: ["key": "s"])
                 setting.value = .object(MixedProfile(value: ["name": "Cy"]))
-                try realm.add(setting)
+                realm.add(setting)
             }
             let dynamic = try #require(realm.dynamicObject(ofType: "MixedSetting", forPrimaryKey: "s"))
             #expect((dynamic["value"] as? DynamicObject)?["name"] as? String == "Cy")

@@ -47,7 +47,7 @@ final class CodablePet: Object, Codable {
 
             let realm = try Realm(
                 configuration: makeConfiguration(dir, types: [CodableOwner.self, CodablePet.self]))
-            try realm.write { try realm.add(owner) }
+            try realm.write { realm.add(owner) }
             let stored = try #require(realm.object(ofType: CodableOwner.self, forPrimaryKey: "Ann"))
             #expect(stored.age == 41 && stored.nickname == nil && stored.pet?.name == "Rex")
             #expect(stored.pets.map(\.legs) == [3, 4])
@@ -97,12 +97,12 @@ final class CodablePet: Object, Codable {
     @Test func aFailedDecodeLeavesLaterObjectsAlone() throws {
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: makeConfiguration(dir, types: [CodablePet.self]))
-            try realm.write { try realm.add(CodablePet(value: ["name": "A", "legs": 2])) }
+            try realm.write { realm.add(CodablePet(value: ["name": "A", "legs": 2])) }
             #expect((try? JSONDecoder().decode(CodableOwner.self, from: Data(#"{"age": 1}"#.utf8))) == nil)
             let pet = CodablePet()
             pet.name = "B"
             pet.legs = 3
-            try realm.write { try realm.add(pet) }
+            try realm.write { realm.add(pet) }
             #expect(pet.name == "B" && pet.legs == 3)
             try realm.write { pet.legs = 5 }
             #expect(pet.legs == 5 && pet.name == "B")

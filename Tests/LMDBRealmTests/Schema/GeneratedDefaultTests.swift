@@ -21,9 +21,9 @@ final class Ticket: Object {
             #expect(first._id != second._id && first._id != ObjectId())
             #expect(first.token != second.token)
             try realm.write {
-                try realm.add(first)
-                try realm.add(second)
-                try realm.add(Ticket())
+                realm.add(first)
+                realm.add(second)
+                realm.add(Ticket())
             }
             #expect(realm.objects(Ticket.self).count == 3)
             let id = first._id

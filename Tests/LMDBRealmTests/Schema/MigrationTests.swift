@@ -70,9 +70,9 @@ private func writeVersion1(_ dir: URL) throws {
     let ada = Sailor()
     ada.name = "Ada"
     try realm.write {
-        try realm.add(logbookV1(1, "Calm", words: 10, place: "12", crew: ada))
-        try realm.add(logbookV1(2, "Storm", words: 250, place: "40", crew: ada))
-        try realm.add(logbookV1(3, "Fog", words: 7, place: "7"))
+        realm.add(logbookV1(1, "Calm", words: 10, place: "12", crew: ada))
+        realm.add(logbookV1(2, "Storm", words: 250, place: "40", crew: ada))
+        realm.add(logbookV1(3, "Fog", words: 7, place: "7"))
     }
 }
 
@@ -96,7 +96,7 @@ private func writeVersion1(_ dir: URL) throws {
                 let entry = LogbookV2()
                 entry.id = 4
                 entry.title = nil
-                try realm.add(entry)
+                realm.add(entry)
             }
             #expect(realm.objects(LogbookV2.self).count == 4)
         }

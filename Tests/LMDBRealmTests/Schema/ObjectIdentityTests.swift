@@ -13,8 +13,8 @@ import Testing
             let twin = Article(id: "a")
             #expect(a != twin && a == a)
             try realm.write {
-                try realm.add(a)
-                try realm.add(Article(id: "b"))
+                realm.add(a)
+                realm.add(Article(id: "b"))
             }
             let found = try #require(realm.object(ofType: Article.self, forPrimaryKey: "a"))
             #expect(found == a && found.isSameObject(as: a) && found !== a)
@@ -34,7 +34,7 @@ import Testing
             let article = Article(id: "a", section: "Arts", wordCount: 7)
             #expect(article.description.hasPrefix("Article {\n\tid = a;"))
             #expect(article.description.contains("\tsection = Arts;"))
-            try realm.write { try realm.add(article) }
+            try realm.write { realm.add(article) }
             #expect(article.description.contains("\twordCount = 7;"))
             #expect("\(article)".hasSuffix("\n}"))
             try realm.write { realm.delete(article) }
@@ -54,7 +54,7 @@ import Testing
             post["title"] = "by name"
             #expect(post.id == 7 && post.title == "by name")
             #expect(post["title"] as? String == "by name")
-            try realm.write { try realm.add(post) }
+            try realm.write { realm.add(post) }
             #expect(post["id"] as? Int == 7)
             try realm.write {
                 post["title"] = "changed"

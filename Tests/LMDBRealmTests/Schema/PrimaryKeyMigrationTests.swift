@@ -53,18 +53,18 @@ private func writeLibrary(_ dir: URL) throws -> Realm.Configuration {
             shelf.name = "shelf \(i)"
             return shelf
         }
-        for shelf in shelves { try realm.add(shelf) }
+        for shelf in shelves { realm.add(shelf) }
         for (isbn, shelf) in [("a", 0), ("b", 2), ("c", 2)] {
             let volume = VolumeV1()
             volume.isbn = isbn
             volume.shelf = shelves[shelf]
-            try realm.add(volume)
+            realm.add(volume)
         }
         let library = LibraryV1()
         library.name = "city"
         library.shelves.append(objectsIn: [shelves[2], shelves[0], shelves[2]])
         library.byTopic["poetry"] = shelves[1]
-        try realm.add(library)
+        realm.add(library)
     }
     return config
 }

@@ -18,7 +18,7 @@ import Testing
                         let o = AllTypes()
                         o.id = i
                         c(o)
-                        try realm.add(o)
+                        realm.add(o)
                         verify(o, i)  // managed, read inside the write
                     }
                 }
@@ -132,7 +132,7 @@ import Testing
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: makeConfiguration(dir, types: [AllTypes.self]))
             let o = AllTypes()
-            try realm.write { try realm.add(o) }
+            try realm.write { realm.add(o) }
             let date = Date(timeIntervalSince1970: 12345.678)
             try realm.write {
                 o.string = "changed"
@@ -175,7 +175,7 @@ import Testing
             let cat = Cat()
             cat.name = "Tom"
             cat.lives = 7
-            try realm.write { try realm.add(cat) }
+            try realm.write { realm.add(cat) }
             let stored = try #require(realm.objects(Cat.self).first)
             #expect(stored.name == "Tom" && stored.lives == 7)
         }

@@ -30,7 +30,7 @@ final class Person2: Object {
                     person.firstName = "Ada"
                     person.lastName = "Lovelace"
                     person.age = 36
-                    try realm.add(person)
+                    realm.add(person)
                 }
             }
             // As RealmSwift's documentation writes it, with the file and the class named.

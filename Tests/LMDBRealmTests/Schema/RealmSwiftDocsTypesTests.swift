@@ -31,7 +31,7 @@ final class MixedCat: Object {
             anotherDog.name = "Fido"
             anotherDog.companion = .object(MixedCat(value: ["name": "Snowball"]))
             try realm.write {
-                try realm.add([myDog, theirDog, anotherDog])
+                realm.add([myDog, theirDog, anotherDog])
             }
             let dogsWithoutCompanions = realm.objects(MixedDog.self).where { $0.companion == .none }
             #expect(dogsWithoutCompanions.map(\.name) == ["Rex"])
@@ -48,7 +48,7 @@ final class MixedCat: Object {
         try withTemporaryDirectory { dir in
             let config = makeConfiguration(dir, types: [MixedDog.self, MixedCat.self])
             let realm = try Realm(configuration: config)
-            try realm.write { try realm.add(MixedDog(value: ["name": "Rex"])) }
+            try realm.write { realm.add(MixedDog(value: ["name": "Rex"])) }
             let dogs = realm.dynamicObjects("DocsMixedDog")
             let rex = try #require(dogs.first)
             #expect(rex["name"] as? String == "Rex")

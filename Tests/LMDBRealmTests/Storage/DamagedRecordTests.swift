@@ -22,9 +22,9 @@ import Testing
         do {
             let realm = try Realm(configuration: config)
             try realm.write {
-                try realm.add(Article(id: "a", section: "Arts", wordCount: 101))
-                try realm.add(Article(id: "b", section: "Sports", wordCount: 102))
-                try realm.add(Article(id: "c", section: "World", wordCount: 103))
+                realm.add(Article(id: "a", section: "Arts", wordCount: 101))
+                realm.add(Article(id: "b", section: "Sports", wordCount: 102))
+                realm.add(Article(id: "c", section: "World", wordCount: 103))
             }
         }
         try waitUntilClosed(directory)

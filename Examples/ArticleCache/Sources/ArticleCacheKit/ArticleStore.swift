@@ -22,7 +22,7 @@ public struct ArticleStore: Sendable {
         try realm.write {
             realm.deleteAll()
             // A page may list one document twice; the later copy wins.
-            try realm.add(articles.map(Article.init(dto:)), update: .modified)
+            realm.add(articles.map(Article.init(dto:)), update: .modified)
         }
     }
 

@@ -24,7 +24,7 @@ public final class RealmNotesBackend: NotesBackend {
             note.title = new.title
             note.body = new.body
             note.created = Date()
-            try realm.add(note)
+            realm.add(note)
             return NoteDTO(note)
         }
     }
@@ -106,7 +106,7 @@ public final class RealmNotesBackend: NotesBackend {
                     note.created = start.addingTimeInterval(Double(index))
                     note.title = "Note \(index)"
                     note.body = seedBody
-                    try realm.add(note)
+                    realm.add(note)
                 }
             }
         }
