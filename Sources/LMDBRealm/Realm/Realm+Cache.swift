@@ -73,6 +73,7 @@ extension Realm {
     /// what it opens (access, sizes, schema version, classes) gets a handle of its own, whose
     /// opening checks it against the file as any other.
     static func cachedHandle(_ configuration: Configuration, _ confinement: Confinement) throws -> Realm {
+        try configuration.checkSupported()
         let key = handleKey(configuration, confinement)
         let cached = handleLock.withLock { handles[key]?.takeUnretainedValue() }
         if let cached, cached.configuration.opensLike(configuration), !cached.outlivedItsActor { return cached }

@@ -34,6 +34,12 @@ extension Realm {
         /// class is added. `nil` (the default) registers each class on first use.
         public var objectTypes: [Object.Type]?
 
+        /// RealmSwift's key for an encrypted file. LMDBRealm does not encrypt (LMDB 0.9 has no
+        /// page encryption): opening a realm with a key throws
+        /// ``RealmError/Code/encryptionNotSupported`` rather than writing plaintext where
+        /// ciphertext was asked for. Encrypt the volume the file lives on instead.
+        public var encryptionKey: Data?
+
         /// Open the file read-only: it must exist, and writing stops the process.
         public var readOnly: Bool = false
 
@@ -101,7 +107,7 @@ extension Realm {
         /// directory), or, with an `inMemoryIdentifier`, for that in-memory realm.
         public init(
             fileURL: URL? = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("default.realm"),
-            inMemoryIdentifier: String? = nil, readOnly: Bool = false, schemaVersion: UInt64 = 0,
+            inMemoryIdentifier: String? = nil, encryptionKey: Data? = nil, readOnly: Bool = false, schemaVersion: UInt64 = 0,
             migrationBlock: MigrationBlock? = nil, deleteRealmIfMigrationNeeded: Bool = false,
             shouldCompactOnLaunch: (@Sendable (_ totalBytes: Int, _ usedBytes: Int) -> Bool)? = nil, objectTypes: [Object.Type]? = nil,
             seedFilePath: URL? = nil
@@ -109,6 +115,7 @@ extension Realm {
             // An identifier names an in-memory realm, whatever the file (as in RealmSwift).
             self.fileURL = inMemoryIdentifier == nil ? fileURL : nil
             self.inMemoryIdentifier = inMemoryIdentifier
+            self.encryptionKey = encryptionKey
             self.readOnly = readOnly
             self.schemaVersion = schemaVersion
             self.migrationBlock = migrationBlock
@@ -126,6 +133,13 @@ extension Realm {
         }
 
         private static let defaultStorage = Mutex(Configuration())
+
+        /// Throws for what this configuration asks and LMDBRealm cannot do.
+        func checkSupported() throws {
+            if encryptionKey != nil {
+                throw Realm.Error.encryptionNotSupported(at: resolvedFileURL)
+            }
+        }
 
         /// The file this configuration opens.
         var resolvedFileURL: URL {

@@ -1,9 +1,10 @@
 public import Foundation
 
 /// The schema version stored in the realm file at `fileURL`, read without opening a realm.
-/// - Throws: ``RealmError/Code/fileNotFound`` if there is no file, or what opening it throws.
+/// - Throws: ``RealmError/Code/fileNotFound`` if there is no file, or what opening it throws;
+///   ``RealmError/Code/encryptionNotSupported`` for an `encryptionKey`.
 public func schemaVersionAtURL(_ fileURL: URL, encryptionKey: Data? = nil) throws -> UInt64 {
-    require(encryptionKey == nil, "LMDBRealm does not encrypt files: pass no encryption key")
+    if encryptionKey != nil { throw Realm.Error.encryptionNotSupported(at: fileURL) }
     guard FileManager.default.fileExists(atPath: fileURL.path) else {
         throw Realm.Error(.fileNotFound, "No realm file at path '\(fileURL.path)'", fileURL: fileURL)
     }

@@ -45,12 +45,12 @@ extension Realm {
     /// Writes a compacted copy of the version this realm reads to a new file at `fileURL`:
     /// every class, index and list, with no free pages. The copy appears whole or not at all.
     /// - Throws: ``RealmError`` if a file is at `fileURL` already, or the copy cannot be
-    ///   written.
-    /// - Precondition: No write transaction is open on this realm, and `encryptionKey` is `nil`
-    ///   (LMDBRealm does not encrypt files, and does not pretend to).
+    ///   written; ``RealmError/Code/encryptionNotSupported`` for an `encryptionKey`, with
+    ///   nothing written (LMDBRealm does not encrypt files, and does not pretend to).
+    /// - Precondition: No write transaction is open on this realm.
     public func writeCopy(toFile fileURL: URL, encryptionKey: Data? = nil) throws {
         checkThread()
-        require(encryptionKey == nil, "LMDBRealm does not encrypt files: writeCopy(toFile:) takes no encryption key")
+        if encryptionKey != nil { throw Realm.Error.encryptionNotSupported(at: fileURL) }
         require(!isInWriteTransactionUnchecked, "Cannot write a copy of a realm inside a write transaction")
         do {
             try file.writeCopy(of: readView(), to: fileURL)

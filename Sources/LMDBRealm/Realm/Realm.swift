@@ -115,6 +115,7 @@ public final class Realm {
     // MARK: - Opening
 
     init(configuration: Configuration, confinement: Confinement) throws {
+        try configuration.checkSupported()
         self.configuration = configuration
         self.confinement = confinement
         isFrozen = false

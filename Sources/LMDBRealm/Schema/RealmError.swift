@@ -51,6 +51,9 @@ public struct RealmError: Swift.Error, Sendable, Equatable, CustomStringConverti
         public static let readOnly = Code(rawValue: "readOnly")
         /// The disk is full.
         public static let noSpace = Code(rawValue: "noSpace")
+        /// An encryption key was given: LMDBRealm does not encrypt files (LMDB 0.9 has no page
+        /// encryption), and will not write in plaintext a file its user asked to encrypt.
+        public static let encryptionNotSupported = Code(rawValue: "encryptionNotSupported")
         /// More versions of the file are pinned than
         /// ``Realm/Configuration/maximumNumberOfActiveVersions`` allows.
         public static let tooManyActiveVersions = Code(rawValue: "tooManyActiveVersions")
@@ -106,3 +109,12 @@ public func ~= (code: RealmError.Code, error: any Error) -> Bool {
     (error as? RealmError)?.code == code
 }
 
+extension RealmError {
+    /// The error for an encryption key given for `url`.
+    static func encryptionNotSupported(at url: URL) -> RealmError {
+        RealmError(
+            .encryptionNotSupported,
+            "An encryption key was given for '\(url.path)', but LMDBRealm does not encrypt files (LMDB 0.9 has no page encryption); nothing was written. Leave Realm.Configuration.encryptionKey nil and encrypt the volume the file lives on.",
+            fileURL: url)
+    }
+}

@@ -158,6 +158,33 @@ import Testing
         }
     }
 
+    /// LMDBRealm does not encrypt: a key gets a clear error, and no plaintext is written.
+    @Test func anEncryptionKeyIsRefusedAndNothingIsWritten() throws {
+        try withTemporaryDirectory { dir in
+            var config = makeConfiguration(dir)
+            config.encryptionKey = Data(repeating: 7, count: 64)
+            do {
+                _ = try Realm(configuration: config)
+                Issue.record("a realm opened with an encryption key")
+            } catch let error as Realm.Error {
+                #expect(error.code == .encryptionNotSupported)
+                #expect(error.message.contains(config.fileURL!.path) && error.message.contains("does not encrypt"), "\(error.message)")
+            }
+            #expect(!FileManager.default.fileExists(atPath: config.fileURL!.path))
+            // The same key through RealmSwift's initialiser, and after a plain handle is open.
+            let keyed = Realm.Configuration(fileURL: config.fileURL, encryptionKey: Data(count: 64))
+            #expect(throws: Realm.Error.self) { try Realm(configuration: keyed) }
+            let plain = makeConfiguration(dir)
+            let realm = try Realm(configuration: plain)
+            try realm.write { realm.add(Article(id: "a")) }
+            #expect(throws: Realm.Error.self) { try Realm(configuration: keyed) }
+            let copy = dir.appendingPathComponent("copy.realm")
+            #expect(throws: Realm.Error.self) { try realm.writeCopy(toFile: copy, encryptionKey: Data(count: 64)) }
+            #expect(!FileManager.default.fileExists(atPath: copy.path))
+            #expect(throws: Realm.Error.self) { try schemaVersionAtURL(plain.fileURL!, encryptionKey: Data(count: 64)) }
+        }
+    }
+
     @Test func defaultConfigurationUsesDefaultRealmInTheCurrentDirectory() {
         let url = Realm.Configuration.defaultConfiguration.fileURL
         #expect(url?.lastPathComponent == "default.realm")
