@@ -65,3 +65,42 @@ extension Object: Hashable {
         return "\(info.schema.className) {\n" + lines.joined(separator: "\n") + "\n}"
     }
 }
+
+/// Gives an object class `Identifiable` conformance with an identity that works for realm
+/// objects, as RealmSwift's protocol of this name does:
+///
+/// ```swift
+/// final class Note: Object, ObjectKeyIdentifiable {
+///     @Persisted var title: String
+/// }
+/// ForEach(notes) { note in … }          // any API that takes Identifiable values
+/// ```
+///
+/// Managed objects that are the same stored object (``Object/isSameObject(as:)``: same class
+/// and key) have the same `id`, whichever accessor or handle reads it; an unmanaged object's
+/// `id` is its own, and changes when it is added. A class whose own `id` property is not a
+/// `UInt64` conforms to `Identifiable` through that property instead.
+public protocol ObjectKeyIdentifiable: Identifiable {
+    /// The stable identity of the object.
+    var id: UInt64 { get }
+}
+
+extension ObjectKeyIdentifiable where Self: Object {
+    /// The stable identity of the object: for a managed object, a 64-bit hash (FNV-1a) of its
+    /// class name and its key, the same for every accessor of it; for an unmanaged one, its
+    /// address.
+    public var id: UInt64 {
+        guard _realm != nil, let binding = _binding else {
+            return UInt64(UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque()))
+        }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        func mix(_ byte: UInt8) {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01b3
+        }
+        for byte in binding.table.className.utf8 { mix(byte) }
+        mix(0)
+        _key.withBytes { for byte in $0 { mix(byte) } }
+        return hash
+    }
+}

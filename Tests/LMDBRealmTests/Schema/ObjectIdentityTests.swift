@@ -65,4 +65,35 @@ import Testing
             #expect((post["tags"] as? List<Tag>)?.count == 0)
         }
     }
+
+    /// As RealmSwift's: `ObjectKeyIdentifiable` makes a class `Identifiable`, one `id` per
+    /// stored object whichever accessor or handle reads it.
+    @Test func objectKeyIdentifiableGivesOneIdPerStoredObject() throws {
+        try withTemporaryDirectory { dir in
+            let config = makeConfiguration(dir, types: [IdentifiedNote.self])
+            let realm = try Realm(configuration: config)
+            let first = IdentifiedNote()
+            first.title = "first"
+            let second = IdentifiedNote()
+            second.title = "second"
+            #expect(first.id != second.id, "unmanaged objects have ids of their own")
+            try realm.write {
+                realm.add(first)
+                realm.add(second)
+            }
+            let notes = realm.objects(IdentifiedNote.self)
+            #expect(notes[0].id == first.id && notes[1].id == second.id && notes[0] !== first)
+            #expect(Set(notes.map(\.id)).count == 2)
+            let fromAnotherThread = try onOtherThread {
+                try Realm(configuration: config).objects(IdentifiedNote.self).map(\.id)
+            }
+            #expect(fromAnotherThread == [first.id, second.id])
+            func ids<T: Identifiable>(_ items: [T]) -> [T.ID] { items.map(\.id) }
+            #expect(ids(Array(notes)) == [first.id, second.id])
+        }
+    }
+}
+
+final class IdentifiedNote: Object, ObjectKeyIdentifiable {
+    @Persisted var title: String
 }
