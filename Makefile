@@ -40,7 +40,7 @@ check-layers:
 # The tests of everything several threads share (notifications, frozen results read from many
 # threads, actors, group commit) under ThreadSanitizer; any report fails the run. A build of its
 # own in .build/tsan.
-THREAD_SANITIZED_TESTS = HandOverTests|ObjectStreamTests|NotificationTests|ActorTests|RandomizedChangeSetTests|ConcurrencyTests|ListStreamTests|RealmStoreTests|ReaderLimitTests|AsyncWriteTests|HandleCacheTests
+THREAD_SANITIZED_TESTS = HandOverTests|ObjectStreamTests|NotificationTests|ActorTests|RandomizedChangeSetTests|ConcurrencyTests|ListStreamTests|RealmStoreTests|ReaderLimitTests|AsyncWriteTests|AsyncTransactionTests|HandleCacheTests
 test-thread-sanitizer: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
 	TSAN_OPTIONS="halt_on_error=1 exitcode=66" $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan \

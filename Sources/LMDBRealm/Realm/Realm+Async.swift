@@ -51,7 +51,7 @@ extension Realm {
     ///   of the group's blocks were written).
     @discardableResult
     public func asyncWrite<Result>(
-        isolation: isolated (any Actor)? = #isolation, _ block: () throws -> Result
+        _isolation isolation: isolated (any Actor)? = #isolation, _ block: () throws -> Result
     ) async throws -> Result {
         checkThread()
         guard resumesWhereConfined(isolation) else { return try write(block) }
@@ -66,7 +66,7 @@ extension Realm {
         catalogChangesOfLastNestedWrite = CatalogChanges()
         do {
             try await withCheckedThrowingContinuation { (durable: CheckedContinuation<Void, any Swift.Error>) in
-                turn.member.finish(log: log, durable: durable)
+                turn.member.finish(log: log) { durable.resume(with: $0) }
             }
         } catch {
             drop(catalogChanges)
@@ -127,7 +127,7 @@ extension Realm {
     /// ``refresh()`` for actor-confined realms.
     /// - Returns: Whether the version changed.
     @discardableResult
-    public func asyncRefresh(isolation: isolated (any Actor)? = #isolation) async -> Bool {
+    public func asyncRefresh(_isolation isolation: isolated (any Actor)? = #isolation) async -> Bool {
         refresh()
     }
 }

@@ -38,9 +38,43 @@ extension _RealmOpening where Self: Realm {
         dispatchPrecondition(condition: .onQueue(queue))
         self = try Realm.cachedHandle(configuration, .queue(Realm.QueueToken.of(queue))) as! Self
     }
+
+    /// Opens the realm `configuration` describes, isolated to `actor`; if the actor has it open
+    /// already, returns that handle.
+    ///
+    /// ```swift
+    /// actor ArticleStore {
+    ///     var realm: Realm!
+    ///     func open(_ configuration: Realm.Configuration) async throws {
+    ///         realm = try await Realm(configuration: configuration, actor: self)
+    ///     }
+    ///     func save(_ article: Article) async throws {
+    ///         try await realm.asyncWrite { realm.add(article) }
+    ///     }
+    /// }
+    /// ```
+    /// The realm may then be used from code isolated to `actor` (a global actor such as
+    /// `MainActor` too); it refreshes itself when any thread or process commits and delivers
+    /// its notifications on the actor. The call need not be isolated to `actor`, but a realm
+    /// returned elsewhere cannot be used there.
+    /// - Throws: As ``init(configuration:)``.
+    public init<A: Actor>(configuration: Realm.Configuration = .defaultConfiguration, actor: A) async throws {
+        self = try await Realm.openIsolated(configuration, actor: actor).realm as! Self
+    }
 }
 
 extension Realm {
+    /// A realm carried out of the actor it was opened on.
+    struct IsolatedRealm: @unchecked Sendable {
+        // @unchecked Sendable: the realm is confined to its actor and checks, on every call,
+        // that it runs there; carrying it elsewhere cannot make it usable there.
+        let realm: Realm
+    }
+
+    static func openIsolated(_ configuration: Configuration, actor: isolated any Actor) throws -> IsolatedRealm {
+        IsolatedRealm(realm: try cachedHandle(configuration, .actor(ActorReference(actor))))
+    }
+
     /// A handle's place in the cache: its file and where it is confined.
     struct HandleKey: Hashable {
         let path: String

@@ -46,6 +46,7 @@ extension Realm {
         require(!isFrozen, "Can't perform transactions on a frozen Realm")
         require(writeThread == nil, "The Realm is already in a write transaction")
         require(!configuration.readOnly, "Can't perform transactions on read-only Realms.")
+        runQueuedAsyncWrites()
         if !notifiers.isEmpty && !isDelivering {
             // Observers first see the changes others made before this write.
             releaseSnapshot()
@@ -80,7 +81,7 @@ extension Realm {
 
     /// Enters a write that could not begin: it reads the newest version it can, changes
     /// nothing, and its commit throws `error`.
-    private func beginFailedWrite(_ error: any Swift.Error) {
+    func beginFailedWrite(_ error: any Swift.Error) {
         writeThread = pthread_self()
         generation &+= 1
         recordWriteFailure(error, doing: "Cannot begin a write to")
@@ -101,6 +102,7 @@ extension Realm {
     /// - Throws: As ``commitWrite()``.
     public func commitWrite(withoutNotifying tokens: [NotificationToken]) throws {
         checkWriteThread()
+        if try commitAsyncTurnNow() { return }
         try endWriteIfFailed()
         do {
             // The new version would be one more than the versions pinned now.
@@ -167,9 +169,11 @@ extension Realm {
     /// Discards the write transaction's changes. Objects added in it become invalidated.
     public func cancelWrite() {
         checkWriteThread()
-        guard let session = endWrite() else { return }
-        session.abort()
-        drop(session.catalog)
+        if let session = endWrite() {
+            session.abort()
+            drop(session.catalog)
+        }
+        giveBackAsyncTurn()
     }
 
     /// Ends the current write's state on the realm and returns its session, to commit or

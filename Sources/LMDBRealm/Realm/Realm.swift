@@ -48,6 +48,8 @@ public final class Realm {
     /// write lock that could not be taken). From then on the write changes nothing more, and
     /// `commitWrite` rolls it back and throws this error.
     var writeFailure: Realm.Error?
+    /// The blocks of `beginAsyncWrite` and the commits of `commitAsyncWrite` not done yet.
+    var asyncWrites: AsyncWriteQueue?
     /// Scratch space every write of this realm reuses.
     let writeBuffers = WriteBuffers()
     /// The catalog changes of the last nested write (of an `asyncWrite`), published once its

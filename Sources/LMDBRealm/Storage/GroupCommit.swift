@@ -28,45 +28,45 @@ final class GroupCommitter: @unchecked Sendable {
     final class Member: @unchecked Sendable {
         // @unchecked Sendable: every mutable property is touched under `lock`.
         private let lock = NSCondition()
-        private var turnContinuation: CheckedContinuation<Turn, any Error>?
-        private var durableContinuation: CheckedContinuation<Void, any Error>?
+        private var onTurn: (@Sendable (Result<Turn, any Error>) -> Void)?
+        private var whenDurable: (@Sendable (Result<Void, any Error>) -> Void)?
         private var finished = false
         /// What the member's block changed, for the group's change log.
         private(set) var log: ChangeLog?
 
-        init(turn: CheckedContinuation<Turn, any Error>) {
-            turnContinuation = turn
+        init(onTurn: @escaping @Sendable (Result<Turn, any Error>) -> Void) {
+            self.onTurn = onTurn
         }
 
         /// Called on the writer thread: it is the member's turn.
         func start(_ turn: Turn) {
-            let continuation = lock.withLock {
-                defer { turnContinuation = nil }
-                return turnContinuation
+            let onTurn = lock.withLock {
+                defer { self.onTurn = nil }
+                return self.onTurn
             }
-            continuation?.resume(returning: turn)
+            onTurn?(.success(turn))
         }
 
         /// Called on the writer thread when the group could not begin.
         func fail(_ error: any Error) {
             let (turn, durable) = lock.withLock {
                 defer {
-                    turnContinuation = nil
-                    durableContinuation = nil
+                    onTurn = nil
+                    whenDurable = nil
                     finished = true
                 }
-                return (turnContinuation, durableContinuation)
+                return (onTurn, whenDurable)
             }
-            turn?.resume(throwing: error)
-            durable?.resume(throwing: error)
+            turn?(.failure(error))
+            durable?(.failure(error))
         }
 
-        /// Called by the member when its block's nested transaction has ended: records the
-        /// continuation to resume once the group is durable, then gives the turn back.
-        func finish(log: ChangeLog?, durable: CheckedContinuation<Void, any Error>) {
+        /// Called by the member when its block's nested transaction has ended: records what to
+        /// call (on the writer thread) once the group is durable, then gives the turn back.
+        func finish(log: ChangeLog?, whenDurable: @escaping @Sendable (Result<Void, any Error>) -> Void) {
             lock.withLock {
                 self.log = log
-                durableContinuation = durable
+                self.whenDurable = whenDurable
                 finished = true
                 lock.broadcast()
             }
@@ -81,11 +81,11 @@ final class GroupCommitter: @unchecked Sendable {
 
         /// Called on the writer thread after the group's commit.
         func complete(_ result: Result<Void, any Error>) {
-            let continuation = lock.withLock {
-                defer { durableContinuation = nil }
-                return durableContinuation
+            let durable = lock.withLock {
+                defer { whenDurable = nil }
+                return whenDurable
             }
-            continuation?.resume(with: result)
+            durable?(result)
         }
     }
 
@@ -116,19 +116,25 @@ final class GroupCommitter: @unchecked Sendable {
     /// Waits (without blocking the caller's thread) until it is the caller's turn in a group.
     func join() async throws -> Turn {
         try await withCheckedThrowingContinuation { continuation in
-            let member = Member(turn: continuation)
-            let start = condition.withLock {
-                waiting.append(member)
-                defer { running = true }
-                return !running
-            }
-            if start {
-                // The caller holds a realm, so the file is alive here; the thread keeps it so.
-                let file = self.file
-                let thread = Thread { [self] in runGroups(file) }
-                thread.name = "LMDBRealm group commit"
-                thread.start()
-            }
+            join { continuation.resume(with: $0) }
+        }
+    }
+
+    /// Queues the caller for a turn in a group; `onTurn` is called on the writer thread when it
+    /// is the caller's turn (or the group could not begin).
+    func join(_ onTurn: @escaping @Sendable (Result<Turn, any Error>) -> Void) {
+        let member = Member(onTurn: onTurn)
+        let start = condition.withLock {
+            waiting.append(member)
+            defer { running = true }
+            return !running
+        }
+        if start {
+            // The caller holds a realm, so the file is alive here; the thread keeps it so.
+            let file = self.file
+            let thread = Thread { [self] in runGroups(file) }
+            thread.name = "LMDBRealm group commit"
+            thread.start()
         }
     }
 
