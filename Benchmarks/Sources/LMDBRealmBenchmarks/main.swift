@@ -8,7 +8,8 @@
 // `--profile insert|scan|get|filter|top100|delete|construct` instead repeats one operation of the
 // LMDBRealm engine in this process alone, for a profiler (see Profile.swift); `--graph` runs the
 // object-graph workload against normalised SQLite (see Graph.swift), `--feed` the newest 50 of a
-// section against SQLite with its composite index (see Feed.swift).
+// section against SQLite with its composite index (see Feed.swift), `--sectioned` sectioned results
+// and their change sets against SQLite (see Sectioned.swift).
 import Foundation
 
 let allEngineTypes: [any Engine.Type] = [RealmEngine.self, SQLiteEngine.self, GRDBEngine.self, KitEngine.self]
@@ -23,6 +24,7 @@ struct Settings {
     var profile: ProfiledOperation?
     var graph = false
     var feed = false
+    var sectioned = false
     var serverPatterns = false
 
     var effectiveRounds: Int { rounds ?? (quick ? 3 : (n >= 1_000_000 ? 3 : 5)) }
@@ -36,6 +38,7 @@ func parseArguments() -> Settings {
             usage: LMDBRealmBenchmarks [--n N] [--rounds R] [--quick] [--engines A,B] [--output DIR]
                    LMDBRealmBenchmarks --graph [--n N] [--rounds R] [--quick]
                    LMDBRealmBenchmarks --feed [--n N] [--rounds R]
+                   LMDBRealmBenchmarks --sectioned [--n N] [--rounds R]
                    LMDBRealmBenchmarks --server-patterns [--n N] [--rounds R]
                    LMDBRealmBenchmarks --profile \(ProfiledOperation.allCases.map(\.rawValue).joined(separator: "|")) [--n N] [--rounds R]
 
@@ -54,6 +57,7 @@ func parseArguments() -> Settings {
             if !settings.engines.allSatisfy(engineNames.contains) { usage() }
         case "--graph": settings.graph = true
         case "--feed": settings.feed = true
+        case "--sectioned": settings.sectioned = true
         case "--server-patterns": settings.serverPatterns = true
         case "--child": guard let v = arguments.next() else { usage() }; settings.child = v
         case "--profile":
@@ -267,6 +271,8 @@ do {
         try MainActor.assumeIsolated { try runGraph(settings: settings) }
     } else if settings.feed {
         try MainActor.assumeIsolated { try runFeed(settings: settings) }
+    } else if settings.sectioned {
+        try MainActor.assumeIsolated { try runSectioned(settings: settings) }
     } else if settings.serverPatterns {
         let done = DispatchSemaphore(value: 0)
         let (n, rounds) = (settings.n, settings.effectiveRounds)

@@ -109,7 +109,15 @@ struct QueryPlanner {
         // A sort with a limit and no selective lookup walks the sort key's order and stops early;
         // so does one whose equality matches so many objects that the walk meets its limit
         // sooner than the lookup would read them all.
-        if let limit, limit >= 0, let first = sort.first, best == nil || best!.rank >= 3 || orderedWalkIsCheaper(best!.access, limit: limit),
+        // Without a limit, a sort with no index lookup to start from walks the sort key's
+        // index too: every object is read either way, and the walk spares the comparisons.
+        let walksInOrder: Bool
+        if let limit {
+            walksInOrder = limit >= 0 && (best == nil || best!.rank >= 3 || orderedWalkIsCheaper(best!.access, limit: limit))
+        } else {
+            walksInOrder = best == nil
+        }
+        if walksInOrder, let first = sort.first,
             let column = table.schema.properties.firstIndex(where: { $0.name == first.keyPath })
         {
             let isKey = column == table.primaryKeyColumn

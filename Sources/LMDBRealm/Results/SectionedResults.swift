@@ -261,10 +261,16 @@ struct SectionLayout<Key: Hashable> {
         sectionOfRow.reserveCapacity(results.count)
         rowInSection.reserveCapacity(results.count)
         var position = 0
+        var lastKey: Key?
+        var lastSection = 0
         for object in results {
             let key = keyOf(object)
             let section: Int
-            if let known = sectionOfKey[key] {
+            if key == lastKey {
+                // Sorted by the key, the next object is most often in the same section: one
+                // comparison instead of a hash.
+                section = lastSection
+            } else if let known = sectionOfKey[key] {
                 section = known
             } else {
                 section = keys.count
@@ -272,6 +278,8 @@ struct SectionLayout<Key: Hashable> {
                 sectionOfKey[key] = section
                 rows.append([])
             }
+            lastKey = key
+            lastSection = section
             sectionOfRow.append(Int32(section))
             rowInSection.append(Int32(rows[section].count))
             rows[section].append(position)
