@@ -158,6 +158,18 @@ final class ClassInfo: @unchecked Sendable {
     /// column and return a marker value of the column's kind; the key path names the property
     /// only if exactly one read happened and the marker came back unchanged. Cached per key
     /// path.
+    /// The persisted property `keyPath` reads first (`byline` for `\.byline?.name`), or `nil`
+    /// if it reads none.
+    func firstPropertyName(for keyPath: AnyKeyPath) -> String? {
+        ClassInfo.lock.withLock { () -> String? in
+            ClassInfo.recording = (self, [])
+            _ = recorder[keyPath: keyPath]
+            let reads = ClassInfo.recording?.reads ?? []
+            ClassInfo.recording = nil
+            return reads.first.map { schema.properties[Int($0)].name }
+        }
+    }
+
     func propertyName(for keyPath: AnyKeyPath) -> String? {
         ClassInfo.lock.withLock { () -> String? in
             // Literal key paths are one object per call site: found by identity first (the
