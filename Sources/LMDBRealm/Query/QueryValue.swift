@@ -76,6 +76,7 @@ enum QueryValue: Sendable, Hashable, CustomStringConvertible {
         case let v as ObjectId: self = .objectId(v)
         case let v as AnyRealmValue: self = QueryValue(v)
         case let v as Decimal: self = .decimal(v)
+        case let v as Decimal128: self = .decimal(v.decimalValue)
         case let v as Object:
             // A link's value: the object's key. Only a stored object has one.
             guard v.realm != nil else { return nil }

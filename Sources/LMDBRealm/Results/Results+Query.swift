@@ -212,6 +212,27 @@ extension Results {
         return count == 0 ? nil : total / Decimal(count)
     }
 
+    /// The mean of a `Decimal128` property, ignoring `nil`s; `nil` if there is none.
+    ///
+    /// ```swift
+    /// let mean: Decimal128? = invoices.average(ofProperty: "total")
+    /// ```
+    public func average(ofProperty property: String) -> Decimal128? {
+        core.realm.checkThread()
+        guard let column = aggregateColumn(property, "average", accepts: { [.int, .decimal].contains($0) }),
+            let binding = core.resolveBinding()
+        else { return nil }
+        let type = binding.table.schema.properties[column].type
+        var total = Decimal128()
+        var count = 0
+        core.forEachField(column) { field in
+            guard let field else { return }
+            total += type == .int ? Decimal128(Int64._rlmDecode(field)) : Decimal128._rlmDecode(field)
+            count += 1
+        }
+        return count == 0 ? nil : total / Decimal128(count)
+    }
+
     /// The mean of the values `keyPath` reads.
     public func average<T: BinaryFloatingPoint, V: _Persistable>(of keyPath: KeyPath<Element, V>) -> T? {
         average(ofProperty: propertyName(keyPath))

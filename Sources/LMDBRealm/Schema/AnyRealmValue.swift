@@ -31,7 +31,7 @@ public enum AnyRealmValue: Hashable {
     case date(Date)
     case object(Object)
     case objectId(ObjectId)
-    case decimal128(Decimal)
+    case decimal128(Decimal128)
     case uuid(UUID)
 
     /// The integer held, if this is `.int`.
@@ -51,7 +51,7 @@ public enum AnyRealmValue: Hashable {
     /// The object identifier held, if this is `.objectId`.
     public var objectIdValue: ObjectId? { if case .objectId(let v) = self { v } else { nil } }
     /// The decimal held, if this is `.decimal128`.
-    public var decimal128Value: Decimal? { if case .decimal128(let v) = self { v } else { nil } }
+    public var decimal128Value: Decimal128? { if case .decimal128(let v) = self { v } else { nil } }
     /// The UUID held, if this is `.uuid`.
     public var uuidValue: UUID? { if case .uuid(let v) = self { v } else { nil } }
 
@@ -83,7 +83,8 @@ public enum AnyRealmValue: Hashable {
         case let v as Date: self = .date(v)
         case let v as Object: self = .object(v)
         case let v as ObjectId: self = .objectId(v)
-        case let v as Decimal: self = .decimal128(v)
+        case let v as Decimal128: self = .decimal128(v)
+        case let v as Decimal: self = .decimal128(Decimal128(v))
         case let v as UUID: self = .uuid(v)
         default: return nil
         }
@@ -122,7 +123,7 @@ public enum AnyRealmValue: Hashable {
         case .int: return .int(Int(Int64._rlmDecode(payload)))
         case .float: return .float(Float._rlmDecode(payload))
         case .double: return .double(Double._rlmDecode(payload))
-        case .decimal: return .decimal128(Decimal._rlmDecode(payload))
+        case .decimal: return .decimal128(Decimal128._rlmDecode(payload))
         case .string: return .string(String._rlmDecode(payload))
         case .data: return .data(Data._rlmDecode(payload))
         case .date: return .date(Date._rlmDecode(payload))

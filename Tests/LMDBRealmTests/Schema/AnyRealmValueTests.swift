@@ -29,7 +29,7 @@ final class MixedProfile: Object {
             let date = Date(timeIntervalSince1970: 1_700_000_000)
             let values: [AnyRealmValue] = [
                 .none, .int(-3), .bool(true), .float(1.5), .double(2.25), .string("dark"), .data(Data([1, 2])), .date(date),
-                .objectId(id), .decimal128(Decimal(string: "12.5")!), .uuid(uuid),
+                .objectId(id), .decimal128("12.5"), .uuid(uuid),
             ]
             try realm.write {
                 for (n, value) in values.enumerated() {
