@@ -9,7 +9,8 @@
 // LMDBRealm engine in this process alone, for a profiler (see Profile.swift); `--graph` runs the
 // object-graph workload against normalised SQLite (see Graph.swift), `--feed` the newest 50 of a
 // section against SQLite with its composite index (see Feed.swift), `--sectioned` sectioned results
-// and their change sets against SQLite (see Sectioned.swift).
+// and their change sets against SQLite (see Sectioned.swift), `--decimal` the sum of a Decimal128
+// (see DecimalSum.swift).
 import Foundation
 
 let allEngineTypes: [any Engine.Type] = [RealmEngine.self, SQLiteEngine.self, GRDBEngine.self, KitEngine.self]
@@ -25,6 +26,7 @@ struct Settings {
     var graph = false
     var feed = false
     var sectioned = false
+    var decimal = false
     var serverPatterns = false
 
     var effectiveRounds: Int { rounds ?? (quick ? 3 : (n >= 1_000_000 ? 3 : 5)) }
@@ -39,6 +41,7 @@ func parseArguments() -> Settings {
                    LMDBRealmBenchmarks --graph [--n N] [--rounds R] [--quick]
                    LMDBRealmBenchmarks --feed [--n N] [--rounds R]
                    LMDBRealmBenchmarks --sectioned [--n N] [--rounds R]
+                   LMDBRealmBenchmarks --decimal [--n N] [--rounds R]
                    LMDBRealmBenchmarks --server-patterns [--n N] [--rounds R]
                    LMDBRealmBenchmarks --profile \(ProfiledOperation.allCases.map(\.rawValue).joined(separator: "|")) [--n N] [--rounds R]
 
@@ -58,6 +61,7 @@ func parseArguments() -> Settings {
         case "--graph": settings.graph = true
         case "--feed": settings.feed = true
         case "--sectioned": settings.sectioned = true
+        case "--decimal": settings.decimal = true
         case "--server-patterns": settings.serverPatterns = true
         case "--child": guard let v = arguments.next() else { usage() }; settings.child = v
         case "--profile":
@@ -273,6 +277,8 @@ do {
         try MainActor.assumeIsolated { try runFeed(settings: settings) }
     } else if settings.sectioned {
         try MainActor.assumeIsolated { try runSectioned(settings: settings) }
+    } else if settings.decimal {
+        try MainActor.assumeIsolated { try runDecimalSum(settings: settings) }
     } else if settings.serverPatterns {
         let done = DispatchSemaphore(value: 0)
         let (n, rounds) = (settings.n, settings.effectiveRounds)

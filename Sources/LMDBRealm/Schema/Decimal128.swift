@@ -85,11 +85,15 @@ public struct Decimal128: Sendable {
         self.init(kind: .finite, negative: negative, coefficient: c, exponent: e)
     }
 
-    static func power(_ n: Int) -> UInt128 {
-        var p: UInt128 = 1
-        for _ in 0..<n { p *= 10 }
-        return p
-    }
+    /// 10^0 through 10^38, the powers UInt128 holds.
+    static let powersOfTen: [UInt128] = {
+        var powers: [UInt128] = [1]
+        for _ in 0..<38 { powers.append(powers.last! * 10) }
+        return powers
+    }()
+
+    @inline(__always)
+    static func power(_ n: Int) -> UInt128 { powersOfTen[n] }
 
     static func digits(_ value: UInt128) -> Int {
         var n = 1
@@ -148,41 +152,65 @@ extension Decimal128 {
     }
 
     static func parse(_ text: String) -> Decimal128? {
-        var bytes = Array(text.utf8)[...]
-        while let first = bytes.first, first == 0x20 { bytes = bytes.dropFirst() }
-        while let last = bytes.last, last == 0x20 { bytes = bytes.dropLast() }
+        var text = text
+        return text.withUTF8 { parse(bytes: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Parses decimal text from `bytes` (see ``init(string:)``); `nil` if it is not a number that
+    /// 34 digits hold exactly.
+    static func parse(bytes: UnsafeRawBufferPointer) -> Decimal128? {
+        var start = 0
+        var end = bytes.count
+        while start < end && bytes[start] == 0x20 { start += 1 }
+        while end > start && bytes[end - 1] == 0x20 { end -= 1 }
         var negative = false
-        if let sign = bytes.first, sign == UInt8(ascii: "-") || sign == UInt8(ascii: "+") {
-            negative = sign == UInt8(ascii: "-")
-            bytes = bytes.dropFirst()
+        if start < end && (bytes[start] == UInt8(ascii: "-") || bytes[start] == UInt8(ascii: "+")) {
+            negative = bytes[start] == UInt8(ascii: "-")
+            start += 1
         }
-        let word = String(decoding: bytes, as: UTF8.self).lowercased()
-        if word == "nan" || word == "snan" { return Decimal128(kind: .nan, negative: negative) }
-        if word == "inf" || word == "infinity" { return Decimal128(kind: .infinity, negative: negative) }
+        guard start < end else { return nil }
+        let first = bytes[start]
+        if !(first >= 0x30 && first <= 0x39) && first != UInt8(ascii: ".") {
+            let word = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self).lowercased()
+            if word == "nan" || word == "snan" { return Decimal128(kind: .nan, negative: negative) }
+            if word == "inf" || word == "infinity" { return Decimal128(kind: .infinity, negative: negative) }
+            return nil
+        }
         var coefficient: UInt128 = 0
+        // Up to 19 digits gather in a UInt64 first: cheaper than UInt128 arithmetic.
+        var small: UInt64 = 0
+        var smallDigits = 0
         var digits = 0
         var exponent = 0
         var sawDigit = false
         var sawPoint = false
-        var index = bytes.startIndex
-        while index < bytes.endIndex {
+        var index = start
+        func flush() {
+            if smallDigits > 0 {
+                coefficient = coefficient == 0 ? UInt128(small) : coefficient * power(smallDigits) + UInt128(small)
+                small = 0
+                smallDigits = 0
+            }
+        }
+        while index < end {
             let b = bytes[index]
             if b >= 0x30 && b <= 0x39 {
                 sawDigit = true
                 if sawPoint { exponent -= 1 }
-                if coefficient != 0 || b != 0x30 {
+                if digits > 0 || b != 0x30 {
                     digits += 1
                     if digits > maxDigits {
-                        // Beyond 34 digits only zeros can go, into the exponent.
+                        // Beyond 34 digits only zeros can go, into the exponent: before the
+                        // point a zero scales the value; after it, it undoes the step above.
                         guard b == 0x30 else { return nil }
-                        // Before the point the zero scales the value; after it, it undoes the
-                        // step down taken above.
                         exponent += 1
                         digits -= 1
                         index += 1
                         continue
                     }
-                    coefficient = coefficient * 10 + UInt128(b - 0x30)
+                    small = small &* 10 &+ UInt64(b - 0x30)
+                    smallDigits += 1
+                    if smallDigits == 19 { flush() }
                 }
             } else if b == UInt8(ascii: ".") && !sawPoint {
                 sawPoint = true
@@ -193,10 +221,27 @@ extension Decimal128 {
             }
             index += 1
         }
+        flush()
         guard sawDigit else { return nil }
-        if index < bytes.endIndex {
-            guard let e = Int(String(decoding: bytes[(index + 1)...], as: UTF8.self)) else { return nil }
-            exponent += e
+        if index < end {
+            var i = index + 1
+            var exponentNegative = false
+            if i < end && (bytes[i] == UInt8(ascii: "-") || bytes[i] == UInt8(ascii: "+")) {
+                exponentNegative = bytes[i] == UInt8(ascii: "-")
+                i += 1
+            }
+            guard i < end else { return nil }
+            var e = 0
+            while i < end {
+                let b = bytes[i]
+                guard b >= 0x30 && b <= 0x39, e < 1_000_000 else { return nil }
+                e = e * 10 + Int(b - 0x30)
+                i += 1
+            }
+            exponent += exponentNegative ? -e : e
+        }
+        if exponent >= minExponent && exponent <= maxExponent {
+            return Decimal128(kind: .finite, negative: negative, coefficient: coefficient, exponent: exponent)
         }
         let value = Decimal128(negative: negative, coefficient: coefficient, exponent: exponent)
         // Exactly representable only.
@@ -466,6 +511,11 @@ extension Decimal128: SignedNumeric, Strideable {
         }
         if lhs.coefficient == 0 { return rhs }
         if rhs.coefficient == 0 { return lhs }
+        if lhs.exponent == rhs.exponent && lhs.isNegative == rhs.isNegative {
+            // The usual sum of amounts with the same number of decimals.
+            let sum = lhs.coefficient + rhs.coefficient
+            if sum <= maxCoefficient { return Decimal128(kind: .finite, negative: lhs.isNegative, coefficient: sum, exponent: lhs.exponent) }
+        }
         // `big` has the larger exponent; its coefficient is scaled to `small`'s exponent.
         let (big, small) = lhs.exponent >= rhs.exponent ? (lhs, rhs) : (rhs, lhs)
         let gap = big.exponent - small.exponent
@@ -604,7 +654,7 @@ extension Decimal128: _PersistableNonOptional {
     public static var _rlmDefaultValue: Decimal128 { Decimal128() }
     public static func _rlmDecode(_ field: UnsafeRawBufferPointer?) -> Decimal128 {
         guard let field, !field.isEmpty else { return Decimal128() }
-        return parse(String(decoding: field, as: UTF8.self)) ?? parseRounding(String(decoding: field, as: UTF8.self))
+        return parse(bytes: field) ?? parseRounding(String(decoding: field, as: UTF8.self))
     }
     public func _rlmWithBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
         try stringValue._rlmWithBytes(body)
