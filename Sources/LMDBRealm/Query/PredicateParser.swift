@@ -288,6 +288,14 @@ private struct Parser {
                 return try elementComparison(c, at: offset, Quantifier.any, .equal, v, valueOffset: valueOffset, options: [])
             }
             let property = try leftProperty(lhs, of: opToken)
+            if case .valueArgument(let i) = current.kind, let shape = arguments[i] as? any Geospatial {
+                // `location IN %@` with a GeoCircle, GeoBox or GeoPolygon.
+                let token = advance()
+                guard property.type == .object else {
+                    throw error("\(describe(property)) is not a location (an embedded object of GeoJSON's shape) for IN %@ with a \(type(of: shape)) at offset \(token.offset)")
+                }
+                return .geoWithin(property.name, shape)
+            }
             let (values, _) = try parseList(for: property)
             return .membership(property: property.name, values: values)
         case .between:
