@@ -10,7 +10,7 @@
 // object-graph workload against normalised SQLite (see Graph.swift), `--feed` the newest 50 of a
 // section against SQLite with its composite index (see Feed.swift), `--sectioned` sectioned results
 // and their change sets against SQLite (see Sectioned.swift), `--decimal` the sum of a Decimal128
-// (see DecimalSum.swift).
+// (see DecimalSum.swift), `--geo` points in a circle against SQLite's R*Tree (see GeoWithin.swift).
 import Foundation
 
 let allEngineTypes: [any Engine.Type] = [RealmEngine.self, SQLiteEngine.self, GRDBEngine.self, KitEngine.self]
@@ -27,6 +27,7 @@ struct Settings {
     var feed = false
     var sectioned = false
     var decimal = false
+    var geo = false
     var serverPatterns = false
 
     var effectiveRounds: Int { rounds ?? (quick ? 3 : (n >= 1_000_000 ? 3 : 5)) }
@@ -42,6 +43,7 @@ func parseArguments() -> Settings {
                    LMDBRealmBenchmarks --feed [--n N] [--rounds R]
                    LMDBRealmBenchmarks --sectioned [--n N] [--rounds R]
                    LMDBRealmBenchmarks --decimal [--n N] [--rounds R]
+                   LMDBRealmBenchmarks --geo [--n N] [--rounds R]
                    LMDBRealmBenchmarks --server-patterns [--n N] [--rounds R]
                    LMDBRealmBenchmarks --profile \(ProfiledOperation.allCases.map(\.rawValue).joined(separator: "|")) [--n N] [--rounds R]
 
@@ -62,6 +64,7 @@ func parseArguments() -> Settings {
         case "--feed": settings.feed = true
         case "--sectioned": settings.sectioned = true
         case "--decimal": settings.decimal = true
+        case "--geo": settings.geo = true
         case "--server-patterns": settings.serverPatterns = true
         case "--child": guard let v = arguments.next() else { usage() }; settings.child = v
         case "--profile":
@@ -279,6 +282,8 @@ do {
         try MainActor.assumeIsolated { try runSectioned(settings: settings) }
     } else if settings.decimal {
         try MainActor.assumeIsolated { try runDecimalSum(settings: settings) }
+    } else if settings.geo {
+        try MainActor.assumeIsolated { try runGeoWithin(settings: settings) }
     } else if settings.serverPatterns {
         let done = DispatchSemaphore(value: 0)
         let (n, rounds) = (settings.n, settings.effectiveRounds)
