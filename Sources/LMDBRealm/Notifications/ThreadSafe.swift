@@ -144,7 +144,14 @@ extension Results: ThreadSafeResolvable {
     }
 }
 
-extension List: ThreadSafeResolvable {
+/// A `List`, `MutableSet` or `Map`: found again by its owner and its column.
+protocol OwnedCollection: ThreadSafeResolvable {
+    var owner: Object? { get }
+    var column: Int32 { get }
+    init(owner: Object, column: Int32)
+}
+
+extension OwnedCollection {
     var threadSafePayload: ThreadSafeReference<Any>.Payload? {
         guard let owner, owner._realm != nil else { return nil }
         return .collection(ClassInfo.of(type(of: owner)), owner._key, column: column)
@@ -152,30 +159,10 @@ extension List: ThreadSafeResolvable {
 
     static func resolve(_ payload: ThreadSafeReference<Any>.Payload, in realm: Realm) -> Self? {
         guard case .collection(let info, let key, let column) = payload, let owner = realm.object(withKey: key, of: info.type) else { return nil }
-        return List(owner: owner, column: column) as? Self
+        return Self(owner: owner, column: column)
     }
 }
 
-extension MutableSet: ThreadSafeResolvable {
-    var threadSafePayload: ThreadSafeReference<Any>.Payload? {
-        guard let owner, owner._realm != nil else { return nil }
-        return .collection(ClassInfo.of(type(of: owner)), owner._key, column: column)
-    }
-
-    static func resolve(_ payload: ThreadSafeReference<Any>.Payload, in realm: Realm) -> Self? {
-        guard case .collection(let info, let key, let column) = payload, let owner = realm.object(withKey: key, of: info.type) else { return nil }
-        return MutableSet(owner: owner, column: column) as? Self
-    }
-}
-
-extension Map: ThreadSafeResolvable {
-    var threadSafePayload: ThreadSafeReference<Any>.Payload? {
-        guard let owner, owner._realm != nil else { return nil }
-        return .collection(ClassInfo.of(type(of: owner)), owner._key, column: column)
-    }
-
-    static func resolve(_ payload: ThreadSafeReference<Any>.Payload, in realm: Realm) -> Self? {
-        guard case .collection(let info, let key, let column) = payload, let owner = realm.object(withKey: key, of: info.type) else { return nil }
-        return Map(owner: owner, column: column) as? Self
-    }
-}
+extension List: OwnedCollection {}
+extension MutableSet: OwnedCollection {}
+extension Map: OwnedCollection {}

@@ -82,26 +82,14 @@ extension Realm {
         writes.completions.insert(id)
         let confined = ConfinedWork(realm: self, onComplete: onComplete)
         guard let turn = writes.turn else {
-            let failure: (any Swift.Error)?
-            do {
-                try commitWrite()
-                failure = nil
-            } catch {
-                failure = error
-            }
+            let failure = Realm.failure { try commitWrite() }
             confined.schedule { realm, onComplete in
                 realm.completeAsyncCommit(id, failure, CatalogChanges(), onComplete)
             }
             return id
         }
         writes.turn = nil
-        let failure: (any Swift.Error)?
-        do {
-            try commitNested()
-            failure = nil
-        } catch {
-            failure = error
-        }
+        let failure = Realm.failure { try commitNested() }
         let log = changeLogOfLastNestedWrite
         changeLogOfLastNestedWrite = nil
         let catalog = SendableCatalogChanges(changes: catalogChangesOfLastNestedWrite)
@@ -139,6 +127,16 @@ extension Realm {
     }
 
     // MARK: Internals
+
+    /// What `body` threw, or `nil`.
+    private static func failure(_ body: () throws -> Void) -> (any Swift.Error)? {
+        do {
+            try body()
+            return nil
+        } catch {
+            return error
+        }
+    }
 
     /// The asynchronous writes of one realm: queued blocks, the turn of the one running, the
     /// completions still to call. Touched only where the realm is confined.
