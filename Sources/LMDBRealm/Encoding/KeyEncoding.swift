@@ -8,7 +8,9 @@
 /// - float: likewise in 4 bytes;
 /// - bool: one byte 0 or 1;
 /// - string: the UTF-8 bytes (code-point order);
-/// - uuid, objectId, data: the raw bytes.
+/// - uuid, objectId, data: the raw bytes;
+/// - decimal: the value's order key (see `Decimal128.appendOrderKey(to:)`), equal for equal
+///   values (`1.50` and `1.5`).
 enum KeyEncoding {
     static let nullTag: UInt8 = 0
     static let valueTag: UInt8 = 1
@@ -34,7 +36,9 @@ enum KeyEncoding {
             let bits = UInt32(littleEndian: field.loadUnaligned(as: UInt32.self))
             let v = bits & (1 << 31) != 0 ? ~bits : bits | (1 << 31)
             withUnsafeBytes(of: v.bigEndian) { out.append(contentsOf: $0) }
-        case .bool, .string, .uuid, .objectId, .data, .decimal, .mixed, .object, .linkingObjects:
+        case .decimal:
+            Decimal128._rlmDecode(field).appendOrderKey(to: &out)
+        case .bool, .string, .uuid, .objectId, .data, .mixed, .object, .linkingObjects:
             out.append(contentsOf: field)
         }
     }

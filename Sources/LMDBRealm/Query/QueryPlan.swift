@@ -349,6 +349,8 @@ extension QueryValue {
         case (.string(let v), .string): Array(v.utf8)
         case (.date(let v), .date): withUnsafeBytes(of: v.timeIntervalSinceReferenceDate.bitPattern.littleEndian) { Array($0) }
         case (.uuid, .uuid), (.objectId, .objectId): rawBytes
+        case (.decimal(let v), .decimal): v.isNaN ? nil : Array(v.description.utf8)
+        case (.int(let v), .decimal): Array(String(v).utf8)
         case (.data(let key), .object): Array(key)
         case (.string(let s), .uuid): UUID(uuidString: s).map { u in withUnsafeBytes(of: u.uuid) { Array($0) } }
         case (.string(let s), .objectId): ObjectId(parsing: s).map { o in withUnsafeBytes(of: o.bytes) { Array($0) } }

@@ -661,7 +661,41 @@ extension Decimal128: _PersistableNonOptional {
     }
 }
 
-extension Decimal128: _QueryComparable {}
+extension Decimal128: _QueryComparable, _Indexable {}
+
+extension Decimal128 {
+    /// Appends bytes whose order (`memcmp`) is the values' order and which are equal for equal
+    /// values: a class byte (NaN, -Inf, negative, zero, positive, +Inf), then for a finite
+    /// non-zero value its adjusted exponent (biased, big-endian) and the digits of its
+    /// coefficient without trailing zeros, ended by a zero byte; a negative value's bytes after
+    /// the class byte inverted.
+    func appendOrderKey(to out: inout [UInt8]) {
+        switch kind {
+        case .nan: return out.append(0)
+        case .infinity: return out.append(isNegative ? 1 : 5)
+        case .finite: break
+        }
+        if coefficient == 0 { return out.append(3) }
+        var c = coefficient
+        var e = exponent
+        while c % 10 == 0 {
+            c /= 10
+            e += 1
+        }
+        let text = Array(String(c).utf8)
+        let adjusted = UInt16(e + text.count - 1 + 8192)
+        var body: [UInt8] = [UInt8(adjusted >> 8), UInt8(adjusted & 0xFF)]
+        body.append(contentsOf: text)
+        body.append(0)
+        if isNegative {
+            out.append(2)
+            out.append(contentsOf: body.map { ~$0 })
+        } else {
+            out.append(4)
+            out.append(contentsOf: body)
+        }
+    }
+}
 extension Decimal128: _QueryNumeric {}
 extension Decimal128: _ListAddable {
     public var _doubleValue: Double { doubleValue }

@@ -146,3 +146,33 @@ final class Invoice: Object {
         }
     }
 }
+
+final class IndexedAmount: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted(indexed: true) var amount: Decimal128 = 0
+}
+
+@Suite struct IndexedDecimalTests {
+    /// An index on a decimal orders by value: ranges and equality through it agree with a scan.
+    @Test func rangesAndEqualityThroughAnIndexAgreeWithValues() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: makeConfiguration(dir))
+            let values: [Decimal128] = ["10", "9.5", "100", "-2", "-10.25", "0", "1.50", "1.5", "1E+3", "0.001", "-0.5"]
+            try realm.write {
+                for (i, v) in values.enumerated() { realm.add(IndexedAmount(value: ["id": i, "amount": v] as [String: Any])) }
+            }
+            let amounts = realm.objects(IndexedAmount.self)
+            func ids(_ keep: (Decimal128) -> Bool) -> [Int] { values.indices.filter { keep(values[$0]) } }
+            #expect(amounts.where { $0.amount > 9 }.map(\.id).sorted() == ids { $0 > 9 })
+            #expect(amounts.where { $0.amount <= 1.5 }.map(\.id).sorted() == ids { $0 <= "1.5" })
+            #expect(amounts.where { $0.amount == Decimal128("1.5") }.map(\.id).sorted() == ids { $0 == "1.5" })
+            #expect(amounts.filter("amount BETWEEN {%@, %@}", Decimal128(-3), Decimal128(10)).map(\.id).sorted() == ids { $0 >= -3 && $0 <= 10 })
+            #expect(amounts.sorted(byKeyPath: "amount").map(\.amount) == values.sorted())
+            #expect(amounts.sorted(byKeyPath: "amount").limit(3).map(\.amount) == Array(values.sorted().prefix(3)))
+            #expect(
+                amounts.where { $0.amount > 9 }.explain().contains("index range on IndexedAmount.amount"),
+                "\(amounts.where { $0.amount > 9 }.explain())")
+            #expect(amounts.where { $0.amount == 1.5 }.explain().contains("index equality on IndexedAmount.amount"))
+        }
+    }
+}
