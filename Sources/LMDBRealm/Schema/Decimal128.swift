@@ -664,6 +664,23 @@ extension Decimal128: _PersistableNonOptional {
 extension Decimal128: _QueryComparable, _Indexable {}
 
 extension Decimal128 {
+    /// `value` as a `Decimal128` for a property or element of type `type` (`Decimal128` or
+    /// `Decimal128?`), as RealmSwift converts the values of `Object(value:)`: a string that
+    /// parses, an integer, a `Double`, a `Float` or a `Decimal`. `nil` for anything else.
+    static func converting(_ value: Any, to type: Any.Type) -> Decimal128? {
+        guard type == Decimal128.self || type == Decimal128?.self, !(value is Decimal128) else { return nil }
+        switch value {
+        case let v as String: return parse(v)
+        case let v as any BinaryInteger: return Decimal128(v)
+        case let v as Double: return Decimal128(v)
+        case let v as Float: return Decimal128(Double(v))
+        case let v as Decimal: return Decimal128(v)
+        default: return nil
+        }
+    }
+}
+
+extension Decimal128 {
     /// Appends bytes whose order (`memcmp`) is the values' order and which are equal for equal
     /// values: a class byte (NaN, -Inf, negative, zero, positive, +Inf), then for a finite
     /// non-zero value its adjusted exponent (biased, big-endian) and the digits of its

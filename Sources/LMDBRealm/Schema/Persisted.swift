@@ -209,6 +209,8 @@ extension Persisted: PersistedField {
                 typed = t
             } else if let integer = any as? any BinaryInteger, let converted = Self.integer(integer) {
                 typed = converted
+            } else if let decimal = Decimal128.converting(any, to: Value.self) as? Value {
+                typed = decimal
             } else {
                 return false
             }

@@ -125,16 +125,21 @@ final class Invoice: Object {
                     realm.add(invoice)
                 }
                 realm.add(Invoice(value: ["id": 9, "total": precise] as [String: Any]))
+                // Strings and numbers convert, as in RealmSwift.
+                realm.add(Invoice(value: ["id": 10, "total": "12.5", "discount": 2, "lines": ["0.5", 1, 0.25]] as [String: Any]))
             }
             let invoices = realm.objects(Invoice.self)
             #expect(realm.object(ofType: Invoice.self, forPrimaryKey: 9)?.total == precise)
+            let converted = try #require(realm.object(ofType: Invoice.self, forPrimaryKey: 10))
+            #expect(converted.total == "12.5" && converted.discount == 2 && Array(converted.lines) == ["0.5", 1, "0.25"])
             #expect(
                 realm.object(ofType: Invoice.self, forPrimaryKey: 9)?.total.stringValue
                     == precise.stringValue)
             #expect(invoices.where { $0.total > 50 }.map(\.id).sorted() == [1, 2, 9])
-            #expect(invoices.filter("total < %@", Decimal128("20")).map(\.id).sorted() == [0, 3])
-            #expect(invoices.where { $0.discount != nil }.map(\.id) == [0])
-            #expect(invoices.sorted(byKeyPath: "total").map(\.id) == [3, 0, 1, 2, 9])
+            #expect(invoices.where { $0.id != 10 }.count == 5)
+            #expect(invoices.filter("total < %@", Decimal128("20")).map(\.id).sorted() == [0, 3, 10])
+            #expect(invoices.where { $0.discount != nil }.map(\.id) == [0, 10])
+            #expect(invoices.sorted(byKeyPath: "total").map(\.id) == [3, 10, 0, 1, 2, 9])
             let four = invoices.where { $0.id < 4 }
             let sum: Decimal128 = four.sum(ofProperty: "total")
             #expect(sum == "179.97")
