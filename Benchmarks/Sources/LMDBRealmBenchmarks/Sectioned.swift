@@ -126,7 +126,6 @@ func changeChecksum(insertions: [IndexPath], sectionsToInsert: [Int], deletions:
         shown = new
         // Sections inserted and deleted; rows inserted and deleted in the sections kept.
         let oldIndex = Dictionary(uniqueKeysWithValues: old.keys.enumerated().map { ($1, $0) })
-        let newKeys = Set(new.keys)
         var sectionsToInsert: [Int] = []
         var insertions: [IndexPath] = []
         var deletions: [IndexPath] = []
@@ -140,7 +139,6 @@ func changeChecksum(insertions: [IndexPath], sectionsToInsert: [Int], deletions:
             for (item, id) in new.ids[s].enumerated() where !before.contains(id) { insertions.append(IndexPath(item: item, section: s)) }
             for (item, id) in old.ids[o].enumerated() where !after.contains(id) { deletions.append(IndexPath(item: item, section: o)) }
         }
-        _ = newKeys
         return changeChecksum(insertions: insertions, sectionsToInsert: sectionsToInsert, deletions: deletions)
     }
 }
@@ -175,9 +173,8 @@ func changeChecksum(insertions: [IndexPath], sectionsToInsert: [Int], deletions:
                 sum &+= c
             }
             for (what, value) in [("sections", layout), ("changes", sum)] {
-                let key = what
-                precondition(checks[key] == nil || checks[key] == value, "\(name) \(what) gave \(value), the other engine \(checks[key]!)")
-                checks[key] = value
+                precondition(checks[what] == nil || checks[what] == value, "\(name) \(what) gave \(value), the other engine \(checks[what]!)")
+                checks[what] = value
             }
             build[name, default: []].append(seconds * 1000)
             change[name, default: []].append(times.sorted()[times.count / 2] * 1000)

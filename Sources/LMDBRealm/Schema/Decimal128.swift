@@ -613,7 +613,8 @@ extension Decimal128: SignedNumeric, Strideable {
             low = l1
         }
         let (qHigh, rHigh) = high.quotientAndRemainder(dividingBy: rhs.coefficient)
-        var (quotient, remainder) = rhs.coefficient.dividingFullWidth((rHigh, low))
+        let (q, remainder) = rhs.coefficient.dividingFullWidth((rHigh, low))
+        var quotient = q
         var exponent = lhs.exponent - rhs.exponent - scale
         precondition(qHigh == 0, "Decimal128 division overflowed its working width")
         var round: UInt128 = 0
@@ -632,7 +633,6 @@ extension Decimal128: SignedNumeric, Strideable {
                 exponent += 1
             }
         }
-        remainder = 0
         return Decimal128(negative: negative, coefficient: quotient, exponent: exponent, roundDigit: round, sticky: sticky)
     }
 
