@@ -11,10 +11,11 @@ let package = Package(
     products: [
         .library(name: "LMDBRealm", targets: ["LMDBRealm"]),
         .library(name: "LMDBKit", targets: ["LMDBKit"]),
+        .executable(name: "lmdbrealm", targets: ["Inspector"]),
     ],
     dependencies: [
-        // Used only by the ArticleCache example and its tests; the library products depend on
-        // nothing.
+        // Used only by the inspector, the ArticleCache example and their tests; the library
+        // products depend on nothing.
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/swhitty/FlyingFox", from: "0.27.0"),
     ],
@@ -28,6 +29,15 @@ let package = Package(
         .target(
             name: "LMDBRealm",
             dependencies: ["LMDBKit"],
+            swiftSettings: strict
+        ),
+        // `lmdbrealm`, the command-line inspector.
+        .executableTarget(
+            name: "Inspector",
+            dependencies: [
+                "LMDBRealm",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             swiftSettings: strict
         ),
         .executableTarget(

@@ -60,7 +60,7 @@ final class ClassInfo: @unchecked Sendable {
         mixed = []
         backlinks = []
         cascading = []
-        isEmbedded = false
+        isEmbedded = schema.isEmbedded
         isDynamic = true
     }
 
@@ -132,7 +132,8 @@ final class ClassInfo: @unchecked Sendable {
             }
         }
         require(Set(groups).count == groups.count, "\(className) declares one compound index twice")
-        self.schema = ObjectSchema(className: className, properties: properties, compoundIndexes: groups)
+        self.schema = ObjectSchema(
+            className: className, properties: properties, compoundIndexes: groups, isEmbedded: type is EmbeddedObject.Type)
         self.fields = columns.map(\.field)
         self.columnOffsets = columns.map { $0.field.offset - $0.field.accessor.valueOffset + $0.field.accessor.columnOffset }
         self.primaryKeyColumn = keys.first

@@ -122,16 +122,22 @@ public struct ObjectSchema: Sendable, Codable, Hashable, CustomStringConvertible
     /// ``Object/compoundIndexes()``).
     public var compoundIndexes: [[String]] { _compoundIndexes ?? [] }
     private let _compoundIndexes: [[String]]?
+    /// Whether the class is an ``EmbeddedObject``: its objects live inside one parent each.
+    /// (Files written before this was recorded say `false` for every class.)
+    public var isEmbedded: Bool { _isEmbedded ?? false }
+    private let _isEmbedded: Bool?
 
-    init(className: String, properties: [Property], compoundIndexes: [[String]] = []) {
+    init(className: String, properties: [Property], compoundIndexes: [[String]] = [], isEmbedded: Bool = false) {
         self.className = className
         self.properties = properties
         self._compoundIndexes = compoundIndexes.isEmpty ? nil : compoundIndexes
+        self._isEmbedded = isEmbedded ? true : nil
     }
 
     private enum CodingKeys: String, CodingKey {
         case className, properties
         case _compoundIndexes = "compoundIndexes"
+        case _isEmbedded = "isEmbedded"
     }
 
     /// The primary-key property, if the class has one.

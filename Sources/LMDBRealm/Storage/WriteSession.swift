@@ -692,7 +692,7 @@ final class WriteSession {
                 objectClassName: $0.objectClassName, isArray: $0.isArray, linkOriginPropertyName: $0.linkOriginPropertyName,
                 isSet: $0.isSet, isMap: $0.isMap)
         }
-        let schema = ObjectSchema(className: table.className, properties: properties, compoundIndexes: declared.compoundIndexes)
+        let schema = ObjectSchema(className: table.className, properties: properties, compoundIndexes: declared.compoundIndexes, isEmbedded: declared.isEmbedded)
         var indexes: [Int: Database] = [:]
         for (column, property) in properties.enumerated() {
             let name = Table.indexDatabaseName(className: table.className, property: property.name)

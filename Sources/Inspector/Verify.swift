@@ -1,0 +1,2 @@
+import ArgumentParser
+struct Verify: ParsableCommand { func run() throws {} }
