@@ -87,6 +87,11 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "InspectorTests",
+            dependencies: ["Inspector", "ArticleCacheKit", "LMDBRealm", "TestSupport"],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "ArticleCacheTests",
             dependencies: [
                 "ArticleCacheKit", "TestSupport",

@@ -285,7 +285,8 @@ struct Dump: ParsableCommand {
 
     func run() throws {
         let realm = try file.open()
-        let classes = try className.map { [try Inspector.objectSchema(realm, $0)] }
+        let classes =
+            try className.map { [try Inspector.objectSchema(realm, $0)] }
             ?? realm.schema.objectSchema.filter { !$0.isEmbedded }
         let handle: FileHandle
         if let output {

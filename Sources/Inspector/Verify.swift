@@ -1,2 +1,3 @@
 import ArgumentParser
+
 struct Verify: ParsableCommand { func run() throws {} }

@@ -77,11 +77,12 @@ struct Import: ParsableCommand {
         let rows = try csv ? Import.csvRows(data, input) : Import.jsonRows(data, input)
         let converter = RowConverter(realm: realm, schema: schema, source: input, csv: csv)
         var progress = ProgressBar(total: rows.count, unit: "rows")
-        let policy: UpdatePolicy = switch update {
-        case .error: .error
-        case .modified: .modified
-        case .all: .all
-        }
+        let policy: UpdatePolicy =
+            switch update {
+            case .error: .error
+            case .modified: .modified
+            case .all: .all
+            }
         var imported = 0
         try realm.write {
             for row in rows {
@@ -178,7 +179,12 @@ enum CSVReader {
             if quoted {
                 if c == "\"" {
                     if let next = chars.next() {
-                        if next == "\"" { field.append("\"") } else { quoted = false; pending = next }
+                        if next == "\"" {
+                            field.append("\"")
+                        } else {
+                            quoted = false
+                            pending = next
+                        }
                     } else {
                         quoted = false
                     }
@@ -241,7 +247,8 @@ struct RowConverter {
         if let key = schema.primaryKeyProperty, (values[key.name] ?? nil) == nil {
             throw InspectorFailure(message: "\(row.place): the primary key '\(key.name)' is missing")
         }
-        for property in schema.properties where !property.isOptional && !property.isArray && property.type != .object
+        for property in schema.properties
+        where !property.isOptional && !property.isArray && property.type != .object
             && property.type != .mixed && property.type != .linkingObjects && values[property.name] != nil && values[property.name]! == nil
         {
             throw InspectorFailure(message: "\(row.place): '\(property.name)' is required and cannot be null")
@@ -313,6 +320,12 @@ struct RowConverter {
             throw InspectorFailure(message: "\(place): '\(property.name)' links to a class the file does not have")
         }
         guard let key = target.primaryKeyProperty else {
+            // CSV gives a nested object as its JSON text.
+            if case .string(let text) = value, let nested = try? JSONDecoder().decode(ImportedValue.self, from: Data(text.utf8)),
+                case .object = nested
+            {
+                return try link(nested, property, place)
+            }
             guard case .object = value else { throw wrong(value, property, place, "an object of '\(targetName)'") }
             let nested = RowConverter(realm: realm, schema: target, source: source, csv: false)
             guard case .object(let values) = value else { return nil }
@@ -321,7 +334,8 @@ struct RowConverter {
         }
         let keyValue = try element(value, key, place)
         guard let keyValue, let object = realm.dynamicObject(ofType: targetName, forPrimaryKey: keyValue) else {
-            throw InspectorFailure(message: "\(place): '\(property.name)' links to the '\(targetName)' with primary key \(value.shown), which is not stored")
+            throw InspectorFailure(
+                message: "\(place): '\(property.name)' links to the '\(targetName)' with primary key \(value.shown), which is not stored")
         }
         return object
     }
