@@ -80,7 +80,7 @@ extension Realm {
 /// …
 /// token.invalidate()
 /// ```
-public final class NotificationToken: @unchecked Sendable {
+public final class NotificationToken: @unchecked Sendable, Hashable {
     // @unchecked Sendable: `invalidated` is atomic; `onInvalidate` and `keepAlive` are only
     // touched under `lock`, and only released (never used) by `invalidate`.
     private let invalidated = Atomic<Bool>(false)
@@ -88,6 +88,10 @@ public final class NotificationToken: @unchecked Sendable {
     private var onInvalidate: [@Sendable () -> Void] = []
     /// What the observation needs alive (the observed results and their realm).
     private var keepAlive: AnyObject?
+
+    public static func == (lhs: NotificationToken, rhs: NotificationToken) -> Bool { lhs === rhs }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 
     init() {}
 

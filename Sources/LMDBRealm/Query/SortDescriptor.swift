@@ -35,3 +35,10 @@ public struct SortDescriptor: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { "\(keyPath) \(ascending ? "ascending" : "descending")" }
 }
+
+extension SortDescriptor: ExpressibleByStringLiteral {
+    /// Sorts ascending by the property the literal names: `sorted(by: ["section", "pubDate"])`.
+    public init(stringLiteral keyPath: String) {
+        self.init(keyPath: keyPath)
+    }
+}

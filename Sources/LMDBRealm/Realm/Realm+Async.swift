@@ -17,7 +17,7 @@ extension Realm {
     /// ```
     /// The realm refreshes itself when any thread or process commits (``autorefresh``) and
     /// delivers its notifications on the actor.
-    /// - Throws: As ``init(configuration:)``.
+    /// - Throws: As ``init(configuration:queue:)``.
     /// - Precondition: Called from an actor-isolated context.
     public static func open(
         configuration: Configuration = .defaultConfiguration, actor: isolated (any Actor)? = #isolation

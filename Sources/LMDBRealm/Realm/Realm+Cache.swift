@@ -1,5 +1,5 @@
 public import Dispatch
-import Foundation
+public import Foundation
 
 /// Lets `Realm`'s initialisers hand back the handle already open where they are called: an
 /// initialiser of a protocol extension may return an existing instance, one of the class may
@@ -24,19 +24,25 @@ extension _RealmOpening where Self: Realm {
     ///   ``RealmError/Code/filePermissionDenied``, ``RealmError/Code/invalidDatabase`` (not
     ///   an LMDBRealm file, empty or truncated), ``RealmError/Code/schemaMismatch`` (listing
     ///   every difference), ``RealmError/Code/tooManyReaders``.
-    public init(configuration: Realm.Configuration = .defaultConfiguration) throws {
-        self = try Realm.cachedHandle(configuration, .thread(pthread_self())) as! Self
-    }
-
-    /// Opens the realm `configuration` describes, confined to the serial queue `queue`; on a
-    /// queue that has it open already, returns that handle.
     ///
-    /// Call it from a block running on `queue`; the realm, its objects and its results may then
-    /// be used from any block on that queue.
-    /// - Throws: As ``init(configuration:)``.
-    public init(configuration: Realm.Configuration = .defaultConfiguration, queue: DispatchQueue) throws {
+    /// With a `queue`, the realm is confined to that serial queue instead: call it from a block
+    /// running on `queue`; the realm, its objects and its results may then be used from any
+    /// block on that queue (a queue that has it open already gets that handle).
+    public init(configuration: Realm.Configuration = .defaultConfiguration, queue: DispatchQueue? = nil) throws {
+        guard let queue else {
+            self = try Realm.cachedHandle(configuration, .thread(pthread_self())) as! Self
+            return
+        }
         dispatchPrecondition(condition: .onQueue(queue))
         self = try Realm.cachedHandle(configuration, .queue(Realm.QueueToken.of(queue))) as! Self
+    }
+
+    /// Opens the file at `fileURL` with the default configuration's other settings.
+    /// - Throws: As ``init(configuration:queue:)``.
+    public init(fileURL: URL) throws {
+        var configuration = Realm.Configuration.defaultConfiguration
+        configuration.fileURL = fileURL
+        try self.init(configuration: configuration)
     }
 
     /// Opens the realm `configuration` describes, isolated to `actor`; if the actor has it open
@@ -57,7 +63,7 @@ extension _RealmOpening where Self: Realm {
     /// `MainActor` too); it refreshes itself when any thread or process commits and delivers
     /// its notifications on the actor. The call need not be isolated to `actor`, but a realm
     /// returned elsewhere cannot be used there.
-    /// - Throws: As ``init(configuration:)``.
+    /// - Throws: As ``init(configuration:queue:)``.
     public init<A: Actor>(configuration: Realm.Configuration = .defaultConfiguration, actor: A) async throws {
         self = try await Realm.openIsolated(configuration, actor: actor).realm as! Self
     }

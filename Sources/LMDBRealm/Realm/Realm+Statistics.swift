@@ -74,3 +74,29 @@ extension Realm {
         }
     }
 }
+
+extension Realm {
+    /// Writes a compacted copy of the version this realm reads to the file of `configuration`
+    /// (see ``writeCopy(toFile:encryptionKey:)``).
+    /// - Throws: ``RealmError`` as ``writeCopy(toFile:encryptionKey:)`` does; for an in-memory
+    ///   configuration, ``RealmError/Code/fail``: a copy needs a file.
+    public func writeCopy(configuration: Realm.Configuration) throws {
+        guard configuration.inMemoryIdentifier == nil, let fileURL = configuration.fileURL else {
+            throw Realm.Error(.fail, "Cannot write a copy of a realm into an in-memory realm: give a configuration with a fileURL")
+        }
+        try writeCopy(toFile: fileURL, encryptionKey: configuration.encryptionKey)
+    }
+
+    /// Whether the file of `configuration` exists (an in-memory realm's, while it is open).
+    public static func fileExists(for configuration: Realm.Configuration) -> Bool {
+        FileManager.default.fileExists(atPath: configuration.resolvedFileURL.path)
+    }
+
+    /// Opens the file of `configuration` and runs its migration if its schema version is older,
+    /// then closes it (unless it is open elsewhere in this process).
+    /// - Throws: ``RealmError`` as opening does, or what the migration block throws.
+    public static func performMigration(for configuration: Realm.Configuration = .defaultConfiguration) throws {
+        // The handle is released on return: nothing else holds it (see init(configuration:queue:)).
+        _ = try Realm(configuration: configuration)
+    }
+}

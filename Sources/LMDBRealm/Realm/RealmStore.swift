@@ -34,7 +34,7 @@ public final class RealmStore: Sendable {
 
     /// Opens the store: checks the file (and migrates it, as opening a realm does), and starts
     /// `readers` reading queues.
-    /// - Throws: As ``Realm/init(configuration:)``.
+    /// - Throws: As ``Realm/init(configuration:queue:)``.
     public init(configuration: Realm.Configuration, readers: Int = 2) async throws {
         require(readers > 0, "A RealmStore needs at least one reader")
         self.configuration = configuration

@@ -42,6 +42,12 @@ extension RealmCollection {
         return results.filter(predicateFormat, argumentArray: args)
     }
 
+    /// The objects matching a predicate string, `%@` arguments in order:
+    /// `filter("name BEGINSWITH %@", "B")`.
+    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
+        filter(predicateFormat, argumentArray: args)
+    }
+
     /// As ``filter(_:argumentArray:)``, throwing for a query string that cannot be parsed
     /// (see ``Results/filter(checking:_:)``).
     public func filter(checking predicateFormat: String, argumentArray args: [Any]) throws -> Results<Element> {
@@ -61,6 +67,24 @@ extension RealmCollection {
 
 extension Results: RealmCollection {
     public var asResults: Results<Element>? { self }
+}
+
+/// Encodes the objects as an array (`JSONEncoder().encode(results)`): each as an unmanaged
+/// copy, whose synthesised coding reads the values (a managed object's wrappers do not hold
+/// them).
+extension Results: Encodable where Element: Encodable {
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.unkeyedContainer()
+        for element in self { try container.encode(Element(value: element)) }
+    }
+}
+
+/// Encodes the objects as an array, as `Results` does.
+extension AnyRealmCollection: Encodable where Element: Encodable {
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.unkeyedContainer()
+        for element in self { try container.encode(Element(value: element)) }
+    }
 }
 
 extension LinkingObjects: RealmCollection {}

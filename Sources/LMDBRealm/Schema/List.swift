@@ -1,3 +1,5 @@
+public import Foundation
+
 /// An ordered collection of values or objects held by a property of a model:
 /// `@Persisted var keywords: List<Keyword>`, `@Persisted var scores: List<Double>`.
 ///
@@ -137,6 +139,66 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
 
     /// Replaces the element at `index` with `object`.
     public func replace(index: Int, object: Element) { apply(.replace(index, object)) }
+
+    /// Removes the first `number` elements; the list must have that many.
+    public func removeFirst(_ number: Int = 1) {
+        require(number >= 0 && number <= count, "Cannot remove the first \(number) elements of a list of \(count)")
+        for _ in 0..<number { apply(.remove(0)) }
+    }
+
+    /// Removes the last `number` elements; the list must have that many.
+    public func removeLast(_ number: Int) {
+        require(number >= 0 && number <= count, "Cannot remove the last \(number) elements of a list of \(count)")
+        for _ in 0..<number { apply(.removeLast) }
+    }
+
+    /// Inserts the elements of `newElements` at `i` (at most `count`), in order.
+    public func insert<C: Collection>(contentsOf newElements: C, at i: Int) where C.Element == Element {
+        for (offset, element) in newElements.enumerated() { apply(.insert(element, i + offset)) }
+    }
+
+    /// Removes the elements in `bounds`.
+    public func removeSubrange<R: RangeExpression>(_ bounds: R) where R.Bound == Int {
+        let range = bounds.relative(to: 0..<count)
+        for index in range.reversed() { apply(.remove(index)) }
+    }
+
+    /// Replaces the elements in `subrange` with those of `newElements`.
+    public func replaceSubrange<C: Collection, R: RangeExpression>(_ subrange: R, with newElements: C)
+    where C.Element == Element, R.Bound == Int {
+        let range = subrange.relative(to: 0..<count)
+        removeSubrange(range)
+        insert(contentsOf: newElements, at: range.lowerBound)
+    }
+
+    /// Removes the elements at `offsets` (SwiftUI's `onDelete` gives these).
+    public func remove(atOffsets offsets: IndexSet) {
+        for index in offsets.reversed() { apply(.remove(index)) }
+    }
+
+    /// Moves the elements at `offsets` to just before `destination`, keeping their order
+    /// (SwiftUI's `onMove` gives these).
+    public func move(fromOffsets offsets: IndexSet, toOffset destination: Int) {
+        var order = Array(indices)
+        let moving = offsets.map { order[$0] }
+        let before = offsets.filter { $0 < destination }.count
+        for index in offsets.reversed() { order.remove(at: index) }
+        order.insert(contentsOf: moving, at: destination - before)
+        // Each element is moved once, from where it is now to where it belongs.
+        var current = Array(indices)
+        for (target, original) in order.enumerated() {
+            let from = current.firstIndex(of: original)!
+            if from != target {
+                apply(.move(from, target))
+                current.insert(current.remove(at: from), at: target)
+            }
+        }
+    }
+
+    /// The elements at `indexes`, in order.
+    public func objects(at indexes: IndexSet) -> [Element] {
+        indexes.map { self[$0] }
+    }
 
     /// Applies `edit` to the elements in memory, or to the stored list.
     private func apply(_ edit: ListEdit<Element>) {

@@ -126,6 +126,22 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Sequence {
         }
     }
 
+    /// Sets `value` for `key`, as the subscript does.
+    public func updateValue(_ value: Value, forKey key: Key) {
+        self[key] = value
+    }
+
+    /// Sets each entry of `other`; for a key this map holds already, `combine` gets the current
+    /// and the new value and returns the one to keep.
+    public func merge(_ other: Map<Key, Value>, uniquingKeysWith combine: (Value, Value) throws -> Value) rethrows {
+        try merge(other.entries().map { (key: $0.key, value: $0.value) }, uniquingKeysWith: combine)
+    }
+
+    /// Whether an entry satisfies `predicate`.
+    public func contains(where predicate: (_ key: Key, _ value: Value) throws -> Bool) rethrows -> Bool {
+        try entries().contains { try predicate($0.key, $0.value) }
+    }
+
     /// The keys, in the map's order.
     public var keys: [Key] { entries().map(\.key) }
     /// The values, in the map's order.

@@ -74,6 +74,29 @@ public struct ObjectId: Sendable, Hashable, Comparable, Codable, CustomStringCon
         return ObjectId(bytes: raw)!
     }
 
+    /// A new ObjectId of `timestamp` (whole seconds), the low three bytes of `machineId`, the
+    /// low two of `processId`, and this process's next counter value.
+    public init(timestamp: Date, machineId: Int, processId: Int) {
+        let seconds = UInt32(truncatingIfNeeded: Int(timestamp.timeIntervalSince1970))
+        let count = ObjectIdGenerator.counter.add(1, ordering: .relaxed).newValue
+        let raw: [UInt8] = [
+            UInt8(truncatingIfNeeded: seconds >> 24), UInt8(truncatingIfNeeded: seconds >> 16),
+            UInt8(truncatingIfNeeded: seconds >> 8), UInt8(truncatingIfNeeded: seconds),
+            UInt8(truncatingIfNeeded: machineId >> 16), UInt8(truncatingIfNeeded: machineId >> 8), UInt8(truncatingIfNeeded: machineId),
+            UInt8(truncatingIfNeeded: processId >> 8), UInt8(truncatingIfNeeded: processId),
+            UInt8(truncatingIfNeeded: count >> 16), UInt8(truncatingIfNeeded: count >> 8), UInt8(truncatingIfNeeded: count),
+        ]
+        self = ObjectId(bytes: raw)!
+    }
+
+    /// The ObjectId a literal spells: `ObjectId("6b08fe720f9619cbbf212f39")`.
+    /// - Precondition: The literal is 24 hexadecimal digits.
+    public init(_ str: StaticString) {
+        let text = str.description
+        guard let id = ObjectId(parsing: text) else { fatalError("Invalid ObjectId string '\(text)': give 24 hexadecimal digits") }
+        self = id
+    }
+
     /// The 24 lowercase hexadecimal digits.
     public var stringValue: String {
         // Written as ASCII bytes into the string's own storage (a server formats one per

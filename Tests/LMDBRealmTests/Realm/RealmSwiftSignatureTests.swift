@@ -1,0 +1,134 @@
+import Foundation
+import LMDBRealm
+import TestSupport
+import Testing
+
+// RealmSwift calls as its documentation writes them, each compiled and run against a real file.
+final class SigDog: Object, Encodable {
+    @Persisted(primaryKey: true) var _id: ObjectId
+    @Persisted var name = ""
+    @Persisted var age = 0
+}
+
+final class SigPerson: Object {
+    @Persisted(primaryKey: true) var name = ""
+    @Persisted var dogs: List<SigDog>
+    @Persisted var favoriteParks: Map<String, String>
+}
+
+private let sigTypes: [Object.Type] = [SigDog.self, SigPerson.self]
+
+@Suite struct RealmSwiftSignatureTests {
+    /// `Realm(fileURL:)`, `Realm(configuration:queue: nil)`, `fileExists(for:)`,
+    /// `performMigration(for:)` and `writeCopy(configuration:)`.
+    @Test func realmOpensCopiesAndMigratesAsRealmSwiftSpellsIt() throws {
+        try withTemporaryDirectory { dir in
+            var config = Realm.Configuration(fileURL: dir.appendingPathComponent("dogs.realm"), objectTypes: sigTypes)
+            #expect(!Realm.fileExists(for: config))
+            let realm = try Realm(configuration: config, queue: nil)
+            #expect(Realm.fileExists(for: config))
+            try realm.write { realm.add(SigDog(value: ["name": "Rex", "age": 3])) }
+
+            let copy = Realm.Configuration(fileURL: dir.appendingPathComponent("copy.realm"), objectTypes: sigTypes)
+            try realm.writeCopy(configuration: copy)
+            #expect(try Realm(configuration: copy).objects(SigDog.self).first?.name == "Rex")
+            #expect(throws: Realm.Error.self) { try realm.writeCopy(configuration: .init(inMemoryIdentifier: "x")) }
+
+            config.schemaVersion = 1
+            config.migrationBlock = { migration, _ in
+                migration.enumerateObjects(ofType: "SigDog") { _, new in new!["age"] = 4 }
+            }
+            try Realm.performMigration(for: config)
+            #expect(try schemaVersionAtURL(config.fileURL!) == 1)
+            let reopened = try Realm(configuration: config)
+            #expect(reopened.objects(SigDog.self).first?.age == 4)
+
+            // Realm(fileURL:) takes the default configuration's other settings.
+            let plain = try Realm(fileURL: dir.appendingPathComponent("plain.realm"))
+            #expect(plain.configuration.fileURL?.lastPathComponent == "plain.realm")
+        }
+    }
+
+    /// List's range and offset mutators, as Swift's collections and SwiftUI's callbacks give
+    /// them; Map's `updateValue`, `merge` and `contains(where:)`.
+    @Test func listAndMapMutatorsFollowRealmSwift() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: .init(fileURL: dir.appendingPathComponent("dogs.realm"), objectTypes: sigTypes))
+            let person = SigPerson(value: ["name": "Ann"])
+            try realm.write {
+                realm.add(person)
+                for name in ["a", "b", "c", "d", "e", "f"] { person.dogs.append(SigDog(value: ["name": name])) }
+            }
+            let names = { person.dogs.map(\.name).joined() }
+            try realm.write {
+                person.dogs.removeFirst()
+                person.dogs.removeLast(2)
+            }
+            #expect(names() == "bcd")
+            try realm.write { person.dogs.insert(contentsOf: [SigDog(value: ["name": "x"]), SigDog(value: ["name": "y"])], at: 1) }
+            #expect(names() == "bxycd")
+            try realm.write { person.dogs.removeSubrange(1..<3) }
+            #expect(names() == "bcd")
+            try realm.write { person.dogs.replaceSubrange(0...1, with: [SigDog(value: ["name": "z"])]) }
+            #expect(names() == "zd")
+            try realm.write { for name in ["1", "2", "3"] { person.dogs.append(SigDog(value: ["name": name])) } }
+            try realm.write { person.dogs.remove(atOffsets: IndexSet([0, 2])) }
+            #expect(names() == "d23")
+            try realm.write { person.dogs.move(fromOffsets: IndexSet([0, 1]), toOffset: 3) }
+            #expect(names() == "3d2")
+            try realm.write { person.dogs.move(fromOffsets: IndexSet([2]), toOffset: 0) }
+            #expect(names() == "23d")
+            #expect(person.dogs.objects(at: IndexSet([0, 2])).map(\.name) == ["2", "d"])
+
+            // The same on an unmanaged list.
+            let unmanaged = List<Int>()
+            unmanaged.append(objectsIn: [1, 2, 3, 4, 5])
+            unmanaged.move(fromOffsets: IndexSet([0]), toOffset: 5)
+            unmanaged.removeLast(1)
+            #expect(Array(unmanaged) == [2, 3, 4, 5])
+
+            try realm.write {
+                person.favoriteParks.updateValue("Bush Park", forKey: "Ottawa")
+                let more = Map<String, String>()
+                more["Ottawa"] = "Major's Hill"
+                more["Toronto"] = "High Park"
+                person.favoriteParks.merge(more) { current, _ in current }
+            }
+            #expect(person.favoriteParks["Ottawa"] == "Bush Park" && person.favoriteParks["Toronto"] == "High Park")
+            #expect(person.favoriteParks.contains { key, value in key == "Toronto" && value.hasPrefix("High") })
+            #expect(!person.favoriteParks.contains { _, value in value.isEmpty })
+        }
+    }
+
+    /// String-literal sort descriptors, ObjectId literals and timestamps, variadic `filter` on
+    /// any RealmCollection, Encodable results, and tokens kept in a `Set`.
+    @Test func smallerSpellings() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: .init(fileURL: dir.appendingPathComponent("dogs.realm"), objectTypes: sigTypes))
+            let id = ObjectId("6b08fe720f9619cbbf212f39")
+            #expect(id.stringValue == "6b08fe720f9619cbbf212f39")
+            let stamped = ObjectId(timestamp: Date(timeIntervalSince1970: 1_700_000_000), machineId: 0xABCDEF, processId: 0x1234)
+            #expect(stamped.timestamp == Date(timeIntervalSince1970: 1_700_000_000))
+            #expect(stamped.stringValue.dropFirst(8).prefix(10) == "abcdef1234")
+            try realm.write {
+                realm.add(SigDog(value: ["_id": id, "name": "Rex", "age": 3]))
+                realm.add(SigDog(value: ["name": "Bo", "age": 3]))
+                realm.add(SigDog(value: ["name": "Ace", "age": 5]))
+            }
+            let dogs = realm.objects(SigDog.self)
+            #expect(dogs.sorted(by: ["age", "name"]).map(\.name) == ["Bo", "Rex", "Ace"])
+            let any = AnyRealmCollection(dogs)
+            #expect(any.filter("age == %@ AND name BEGINSWITH %@", 3, "R").map(\.name) == ["Rex"])
+            let json = try JSONEncoder().encode(dogs.sorted(byKeyPath: "name"))
+            let decoded = try JSONSerialization.jsonObject(with: json) as? [[String: Any]]
+            #expect(decoded?.compactMap { $0["name"] as? String } == ["Ace", "Bo", "Rex"])
+            #expect(try JSONEncoder().encode(any).count == json.count)
+
+            var tokens = Set<NotificationToken>()
+            tokens.insert(dogs.observe { _ in })
+            tokens.insert(dogs.observe { _ in })
+            #expect(tokens.count == 2)
+            tokens.forEach { $0.invalidate() }
+        }
+    }
+}
