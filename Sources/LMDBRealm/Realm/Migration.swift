@@ -217,6 +217,8 @@ extension Migration: Sendable {}
 /// An object in a migration, read and written by property name: `old["title"]`,
 /// `new["headline"] = "…"`. Values are returned as their Swift types (`Int`, `String`,
 /// `Double`, `Date`, …), a link as the linked `MigrationObject`, a list as an array.
+/// Properties read and write as members too: `new?.headline = "…"`.
+@dynamicMemberLookup
 public final class MigrationObject: CustomStringConvertible {
     unowned let migration: Migration
     /// The class's name.
@@ -238,6 +240,12 @@ public final class MigrationObject: CustomStringConvertible {
     }
 
     private var view: StoreView { isOld ? migration.old.view : migration.session.view }
+
+    /// The value of property `member`, as ``subscript(_:)`` reads and sets it.
+    public subscript(dynamicMember member: String) -> Any? {
+        get { self[member] }
+        set { self[member] = newValue }
+    }
 
     /// The value of property `name`; setting it needs a new object (an old one is read-only).
     /// - Precondition: The class has the property, and a value set is of its kind.

@@ -48,6 +48,20 @@ extension RealmCollection {
         filter(predicateFormat, argumentArray: args)
     }
 
+    /// The value of property `key` of each object, in order (RealmSwift's key-value coding).
+    /// - Precondition: The objects have the property.
+    public func value(forKey key: String) -> [Any?] {
+        map { $0[key] }
+    }
+
+    /// Sets property `key` of every object to `value`, inside a write:
+    /// `unread.setValue(true, forKey: "isRead")`.
+    /// - Precondition: The objects have the property, and `value` is of its kind.
+    public func setValue(_ value: Any?, forKey key: String) {
+        // Copied first: setting may move objects out of a live query's results.
+        for object in Array(self) { object[key] = value }
+    }
+
     /// As ``filter(_:argumentArray:)``, throwing for a query string that cannot be parsed
     /// (see ``Results/filter(checking:_:)``).
     public func filter(checking predicateFormat: String, argumentArray args: [Any]) throws -> Results<Element> {

@@ -36,7 +36,7 @@ private let sigTypes: [Object.Type] = [SigDog.self, SigPerson.self]
 
             config.schemaVersion = 1
             config.migrationBlock = { migration, _ in
-                migration.enumerateObjects(ofType: "SigDog") { _, new in new!["age"] = 4 }
+                migration.enumerateObjects(ofType: "SigDog") { _, new in new?.age = 4 }
             }
             try Realm.performMigration(for: config)
             #expect(try schemaVersionAtURL(config.fileURL!) == 1)
@@ -129,6 +129,26 @@ private let sigTypes: [Object.Type] = [SigDog.self, SigPerson.self]
             tokens.insert(dogs.observe { _ in })
             #expect(tokens.count == 2)
             tokens.forEach { $0.invalidate() }
+        }
+    }
+}
+
+extension RealmSwiftSignatureTests {
+    /// Key-value coding over a collection: read every object's property, set it on all of them
+    /// (objects leaving the query's results as they change included).
+    @Test func keyValueCodingOverCollections() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: .init(fileURL: dir.appendingPathComponent("dogs.realm"), objectTypes: sigTypes))
+            try realm.write {
+                for (name, age) in [("Rex", 1), ("Bo", 1), ("Ace", 5)] { realm.add(SigDog(value: ["name": name, "age": age])) }
+            }
+            let puppies = realm.objects(SigDog.self).filter("age < 2")
+            #expect(
+                puppies.value(forKey: "name") as? [String] == ["Rex", "Bo"]
+                    || Set(puppies.value(forKey: "name").compactMap { $0 as? String }) == ["Rex", "Bo"])
+            try realm.write { puppies.setValue(2, forKey: "age") }
+            #expect(puppies.isEmpty)
+            #expect(realm.objects(SigDog.self).filter("age == 2").count == 2)
         }
     }
 }
