@@ -321,7 +321,7 @@ extension Realm {
         return Results(core: ResultsCore(realm: self, info: info, steps: steps))
     }
 
-    private func prepareToResolve<C>(_ reference: ThreadSafeReference<C>) {
+    func prepareToResolve<C>(_ reference: ThreadSafeReference<C>) {
         checkThread()
         require(reference.path == file.url.path, "Cannot resolve a thread safe reference on a Realm of another file")
         require(reference.take(), "Can only resolve a thread safe reference once.")

@@ -166,3 +166,29 @@ extension OwnedCollection {
 extension List: OwnedCollection {}
 extension MutableSet: OwnedCollection {}
 extension Map: OwnedCollection {}
+
+extension ThreadSafeReference where Confined: ThreadConfined {
+    /// A reference to any managed thread-confined value (for generic code:
+    /// `func pass<T: ThreadConfined>(_ value: T) { let ref = ThreadSafeReference(to: value) … }`).
+    /// - Precondition: `threadConfined` is managed, not frozen and not invalidated.
+    public convenience init(to threadConfined: Confined) {
+        guard let realm = threadConfined.realm, let resolvable = threadConfined as? any ThreadSafeResolvable,
+            let payload = resolvable.threadSafePayload
+        else {
+            fatalError("Cannot construct reference to unmanaged \(Confined.self), which can be passed across threads directly")
+        }
+        require(!threadConfined.isInvalidated, "Cannot construct reference to invalidated object")
+        self.init(payload: .init(payload), realm: realm)
+    }
+}
+
+extension Realm {
+    /// The value `reference` refers to, in this realm, or `nil` if it was deleted (for generic
+    /// code over ``ThreadConfined``).
+    /// - Precondition: The reference was not resolved before, and belongs to this file.
+    public func resolve<Confined: ThreadConfined>(_ reference: ThreadSafeReference<Confined>) -> Confined? {
+        prepareToResolve(reference)
+        guard let type = Confined.self as? any ThreadSafeResolvable.Type else { return nil }
+        return type.resolve(ThreadSafeReference<Any>.Payload(reference.payload), in: self) as? Confined
+    }
+}

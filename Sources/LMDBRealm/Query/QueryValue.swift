@@ -88,9 +88,9 @@ enum QueryValue: Sendable, Hashable, CustomStringConvertible {
             // An enum as its stored raw value.
             self.init(any: v.rawValue as Any)
         case let v as any CustomPersistable:
-            self.init(any: v.persistedValue as Any)
+            self.init(any: v.persistableValue as Any)
         case let v as any FailableCustomPersistable:
-            self.init(any: v.persistedValue as Any)
+            self.init(any: v.persistableValue as Any)
         default:
             // Optionals wrapped in Any.
             let mirror = Mirror(reflecting: value!)

@@ -1,6 +1,14 @@
 import Foundation
 
 extension Object {
+    /// The value of the persisted property called `key` (RealmSwift's key-value coding, as
+    /// the subscript reads it).
+    public func value(forKey key: String) -> Any? { self[key] }
+
+    /// Sets the persisted property called `key`, as the subscript does:
+    /// `dog.setValue("Sparky", forKey: "name")` inside a write.
+    public func setValue(_ value: Any?, forKey key: String) { self[key] = value }
+
     /// The value of the persisted property called `key`, by name (RealmSwift's key-value
     /// access): a `nil` optional is `nil`, a link its object, a list its `List`. Setting it
     /// needs a write transaction on a managed object, as the property's setter does.

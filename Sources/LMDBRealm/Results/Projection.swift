@@ -200,6 +200,9 @@ public struct ElementMapper<Element: Object> {
     }
 }
 
+/// The name earlier RealmSwift versions gave ``ProjectedCollection``.
+public typealias ProjectedList<Element> = ProjectedCollection<Element>
+
 /// A collection's objects, each read through a key path; live like the collection.
 public struct ProjectedCollection<Element>: RandomAccessCollection, CustomStringConvertible {
     let counter: () -> Int

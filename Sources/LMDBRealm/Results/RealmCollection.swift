@@ -13,8 +13,11 @@
 ///
 /// Each collection reads its realm's current version, is confined like its realm, and counts
 /// without creating objects. Queries, sorts and aggregates return ``Results``.
-public protocol RealmCollection<Element>: RandomAccessCollection, CustomStringConvertible where Element: Object, Index == Int {
+public protocol RealmCollection<Element>: RandomAccessCollection, CustomStringConvertible
+where Element: Object, Index == Int, ElementType == Element {
     associatedtype Element
+    /// RealmSwift's name for the element type (`where C.ElementType == Dog`).
+    associatedtype ElementType = Element
     /// The realm of the collection; `nil` for an unmanaged list.
     var realm: Realm? { get }
     /// The collection as ``Results``, in its own order.

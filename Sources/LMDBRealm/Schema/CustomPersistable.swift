@@ -5,7 +5,7 @@
 /// struct Temperature: CustomPersistable {
 ///     var celsius: Double
 ///     init(persistedValue: Double) { celsius = persistedValue }
-///     var persistedValue: Double { celsius }
+///     var persistableValue: Double { celsius }
 /// }
 /// final class Reading: Object {
 ///     @Persisted var temperature: Temperature     // a new object's: Temperature(persistedValue: 0)
@@ -18,7 +18,7 @@ public protocol CustomPersistable: _PersistableNonOptional, _Indexable, _Convert
     /// The value a stored value reads as.
     init(persistedValue: PersistedType)
     /// The value stored.
-    var persistedValue: PersistedType { get }
+    var persistableValue: PersistedType { get }
 }
 
 extension CustomPersistable {
@@ -28,7 +28,7 @@ extension CustomPersistable {
     public static var _rlmDefaultValue: Self { Self(persistedValue: PersistedType._rlmDefaultValue) }
     public static func _rlmDecode(_ field: UnsafeRawBufferPointer?) -> Self { Self(persistedValue: PersistedType._rlmDecode(field)) }
     public func _rlmWithBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
-        try persistedValue._rlmWithBytes(body)
+        try persistableValue._rlmWithBytes(body)
     }
 }
 
@@ -42,7 +42,7 @@ public protocol FailableCustomPersistable: _PersistableNonOptional, _Indexable, 
     /// The value a stored value reads as, or `nil` if it reads as none.
     init?(persistedValue: PersistedType)
     /// The value stored.
-    var persistedValue: PersistedType { get }
+    var persistableValue: PersistedType { get }
 }
 
 extension FailableCustomPersistable {
@@ -69,7 +69,7 @@ extension FailableCustomPersistable {
         return Self(persistedValue: PersistedType._rlmDecode(field))
     }
     public func _rlmWithBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
-        try persistedValue._rlmWithBytes(body)
+        try persistableValue._rlmWithBytes(body)
     }
 }
 

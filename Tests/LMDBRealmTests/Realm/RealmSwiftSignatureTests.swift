@@ -1,4 +1,3 @@
-import Foundation
 import LMDBRealm
 import TestSupport
 import Testing
@@ -149,6 +148,54 @@ extension RealmSwiftSignatureTests {
             try realm.write { puppies.setValue(2, forKey: "age") }
             #expect(puppies.isEmpty)
             #expect(realm.objects(SigDog.self).filter("age == 2").count == 2)
+        }
+    }
+}
+
+/// Generic code over RealmSwift's protocols, as its threading guide writes it.
+private func passAcross<T: ThreadConfined & SendableMetatype>(
+    _ value: T, configuration: Realm.Configuration, _ read: @escaping @Sendable (T?) -> Void
+) throws {
+    let reference = ThreadSafeReference(to: value)
+    let done = Collector<Bool>()
+    let thread = Thread {
+        let realm = try! Realm(configuration: configuration)
+        read(realm.resolve(reference))
+        done.append(true)
+    }
+    thread.start()
+    _ = try #require(done.wait(count: 1, timeout: 60))
+}
+
+private func names<C: RealmCollection>(_ collection: C) -> [String] where C.ElementType == SigDog {
+    collection.map(\.name)
+}
+
+extension RealmSwiftSignatureTests {
+    /// `ThreadSafeReference(to:)` and `resolve` for any `ThreadConfined` value; `C.ElementType`;
+    /// an object's key-value coding; Foundation's types through `import LMDBRealm` alone (this
+    /// file imports nothing else of Foundation).
+    @Test func genericThreadingAndKeyValueCoding() throws {
+        try withTemporaryDirectory { dir in
+            let config = Realm.Configuration(fileURL: dir.appendingPathComponent("dogs.realm"), objectTypes: sigTypes)
+            let realm = try Realm(configuration: config)
+            let born: Date = Date(timeIntervalSince1970: 0)
+            #expect(born.timeIntervalSince1970 == 0)
+            try realm.write {
+                realm.add(SigDog(value: ["name": "Rex", "age": 3]))
+                realm.add(SigDog(value: ["name": "Bo", "age": 5]))
+            }
+            let dogs = realm.objects(SigDog.self).sorted(byKeyPath: "name")
+            #expect(names(dogs) == ["Bo", "Rex"])
+            let seen = Collector<[String]>()
+            try passAcross(dogs, configuration: config) { resolved in seen.append(resolved.map { Array($0.map(\.name)) } ?? []) }
+            try passAcross(dogs[0], configuration: config) { resolved in seen.append([resolved?.name ?? "gone"]) }
+            #expect(seen.all == [["Bo", "Rex"], ["Bo"]])
+
+            let rex = try #require(dogs.last)
+            #expect(rex.value(forKey: "age") as? Int == 3)
+            try realm.write { rex.setValue("Sparky", forKey: "name") }
+            #expect(rex.name == "Sparky")
         }
     }
 }

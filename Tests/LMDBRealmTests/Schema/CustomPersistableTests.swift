@@ -6,7 +6,7 @@ import Testing
 struct Celsius: CustomPersistable, Equatable {
     var degrees: Double
     init(persistedValue: Double) { degrees = persistedValue }
-    var persistedValue: Double { degrees }
+    var persistableValue: Double { degrees }
 }
 
 /// A web address, stored as its string: a string that is no URL makes none.
@@ -16,7 +16,7 @@ struct WebAddress: FailableCustomPersistable, Equatable {
         guard let url = URL(string: persistedValue), url.scheme != nil else { return nil }
         self.url = url
     }
-    var persistedValue: String { url.absoluteString }
+    var persistableValue: String { url.absoluteString }
 }
 
 final class Reading: Object {
