@@ -100,6 +100,29 @@ extension Query where T: _QueryCollection, T._QueryElement: _QueryNumeric {
     public var avg: Query<T._QueryElement> { Query<T._QueryElement>(.property(name: propertyName + ".@avg")) }
 }
 
+extension Query where T: _QueryNumeric {
+    /// The smallest value of the property over a collection's objects:
+    /// `$0.tasks.priority.min` is `tasks.@min.priority`; `nil` for an empty collection.
+    /// - Precondition: The key path goes through a collection of objects.
+    public var min: Query<T> { Query<T>(.property(name: aggregatedPath("@min"))) }
+    /// The largest value of the property over a collection's objects (`tasks.@max.priority`).
+    public var max: Query<T> { Query<T>(.property(name: aggregatedPath("@max"))) }
+    /// The sum of the property over a collection's objects (`tasks.@sum.priority`); 0 for an
+    /// empty collection.
+    public var sum: Query<T> { Query<T>(.property(name: aggregatedPath("@sum"))) }
+    /// The mean of the property over a collection's objects (`tasks.@avg.priority`); `nil`
+    /// for an empty collection.
+    public var avg: Query<T> { Query<T>(.property(name: aggregatedPath("@avg"))) }
+
+    /// `collection.property` as `collection.@aggregate.property`.
+    private func aggregatedPath(_ aggregate: String) -> String {
+        guard let dot = propertyName.lastIndex(of: ".") else {
+            fatalError("'\(propertyName).\(aggregate.dropFirst())' needs a key path through a list of objects, such as $0.tasks.priority.\(aggregate.dropFirst())")
+        }
+        return propertyName[..<dot] + "." + aggregate + propertyName[dot...]
+    }
+}
+
 extension Query where T == Bool {
     /// How many elements of the one collection the condition reaches into satisfy it:
     /// `($0.keywords.weight > 3).count > 1` is `SUBQUERY(keywords, $k, $k.weight > 3).@count > 1`.

@@ -192,6 +192,11 @@ private func fill(_ realm: Realm) throws -> [PieceValues] {
                 (pieces.where { ($0.topics.weight > 3).count >= 2 }, "SUBQUERY(topics, $t, $t.weight > 3).@count >= 2", []),
                 (pieces.where { $0.author.name == "c3" }, "author.name == 'c3'", []),
                 (pieces.where { $0.author.pieces.count > 40 }, "author.pieces.@count > 40", []),
+                // Aggregates of a property over a list of objects, as RealmSwift writes them.
+                (pieces.where { $0.topics.weight.avg > 3 }, "topics.@avg.weight > 3", []),
+                (pieces.where { $0.topics.weight.max >= 4 }, "topics.@max.weight >= 4", []),
+                (pieces.where { $0.topics.weight.min < 2 }, "topics.@min.weight < 2", []),
+                (pieces.where { $0.topics.weight.sum > 10 }, "topics.@sum.weight > 10", []),
             ]
             for (built, format, args) in pairs {
                 let expected = pieces.filter(format, argumentArray: args).map(\.id)
