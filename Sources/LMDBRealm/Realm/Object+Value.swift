@@ -12,7 +12,9 @@ protocol AnyElementAppending {
 /// Converts `value` to `type` where it is an object's value (a dictionary or an array) for a
 /// class of objects; returns it as it is otherwise.
 private func converted(_ value: Any?, to type: Any.Type) -> Any? {
+    if let value, Swift.type(of: value) == type { return value }
     if let value, let decimal = Decimal128.converting(value, to: type) { return decimal }
+    if let value, let custom = customPersistableValue(value, as: type) { return custom }
     guard let value, let target = type as? Object.Type ?? (type as? any LinkValue.Type)?.targetType else { return value }
     if value is Object { return value }
     return target.init(value: value)

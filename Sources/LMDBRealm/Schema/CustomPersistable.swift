@@ -78,3 +78,33 @@ extension FailableCustomPersistable {
 public protocol _ConvertedPersistable {}
 
 extension Optional: _ConvertedPersistable where Wrapped: _ConvertedPersistable {}
+
+/// Makes a custom type's value from a value of its stored type, for `Object(value:)` and
+/// setting by name (`Club(value: ["url": "https://akc.org"])` makes the `URL`), as RealmSwift
+/// does. `type` may be the custom type or an optional of it.
+func customPersistableValue(_ value: Any, as type: Any.Type) -> Any? {
+    func make<C: CustomPersistable>(_: C.Type) -> Any? { (value as? C.PersistedType).map { C(persistedValue: $0) } }
+    func makeFailable<C: FailableCustomPersistable>(_: C.Type) -> Any? { (value as? C.PersistedType).flatMap { C(persistedValue: $0) } }
+    let wrapped = (type as? any _OptionalType.Type)?.wrappedType ?? type
+    let made: Any?
+    if let custom = wrapped as? any CustomPersistable.Type {
+        made = make(custom)
+    } else if let custom = wrapped as? any FailableCustomPersistable.Type {
+        made = makeFailable(custom)
+    } else {
+        return nil
+    }
+    guard let made else { return nil }
+    return (type as? any _OptionalType.Type)?.wrapping(made) ?? made
+}
+
+/// An optional type, seen through its wrapped type.
+protocol _OptionalType {
+    static var wrappedType: Any.Type { get }
+    static func wrapping(_ value: Any) -> Any?
+}
+
+extension Optional: _OptionalType {
+    static var wrappedType: Any.Type { Wrapped.self }
+    static func wrapping(_ value: Any) -> Any? { (value as? Wrapped).map { Optional($0) as Any } }
+}

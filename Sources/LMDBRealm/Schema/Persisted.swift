@@ -211,6 +211,8 @@ extension Persisted: PersistedField {
                 typed = converted
             } else if let decimal = Decimal128.converting(any, to: Value.self) as? Value {
                 typed = decimal
+            } else if let custom = customPersistableValue(any, as: Value.self) as? Value {
+                typed = custom
             } else {
                 return false
             }

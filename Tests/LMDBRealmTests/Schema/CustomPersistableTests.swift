@@ -55,4 +55,14 @@ final class Reading: Object {
             #expect(Realm.Error.Code.outOfDiskSpace == .noSpace && Realm.Error.Code.invalidInput == .invalidValue)
         }
     }
+
+    /// `Object(value:)` and setting by name take the stored type's value for a custom type,
+    /// as RealmSwift does (`Club(value: ["url": "https://akc.org"])`).
+    @Test func storedValuesMakeCustomTypes() throws {
+        let reading = Reading(value: ["id": 4, "temperature": 12.5, "source": "https://example.com/4", "samples": [1.5, 2.5]])
+        #expect(reading.temperature.degrees == 12.5 && reading.source?.url.path == "/4")
+        #expect(reading.samples.map(\.degrees) == [1.5, 2.5])
+        reading["temperature"] = 13.0
+        #expect(reading.temperature.degrees == 13)
+    }
 }
