@@ -93,8 +93,7 @@ extension QueryCompiler {
                 elementType: keys ? .string : property.type, target: keys ? nil : mapTarget(property))
         }
         if property.type == .linkingObjects {
-            guard let originType = property.objectClassName.flatMap(ClassInfo.named)?.type,
-                let origin = realm.bindingForReading(originType),
+            guard let origin = property.objectClassName.flatMap(realm.bindingForReading(className:)),
                 let originColumn = origin.table.schema.properties.firstIndex(where: { $0.name == property.linkOriginPropertyName })
             else {
                 return CollectionSource(walk: { _, _, _ in }, count: { _, _ in 0 }, elementType: .object, target: nil)
@@ -106,7 +105,7 @@ extension QueryCompiler {
                 elementType: .object, target: origin)
         }
         let target = property.type == .object
-            ? property.objectClassName.flatMap(ClassInfo.named).flatMap { realm.bindingForReading($0.type) } : nil
+            ? property.objectClassName.flatMap(realm.bindingForReading(className:)) : nil
         return CollectionSource(
             walk: { k, _, body in realm.forEachListElement(of: table, column: column, owner: k) { body($0 ?? nullElement) } },
             count: { k, _ in realm.listCount(of: table, column: column, owner: k) },
@@ -116,12 +115,12 @@ extension QueryCompiler {
     /// The table of the objects a map of objects holds; `nil` for a map of values.
     private func mapTarget(_ property: Property) -> TableBinding? {
         guard property.type == .object else { return nil }
-        return property.objectClassName.flatMap(ClassInfo.named).flatMap { realm.bindingForReading($0.type) }
+        return property.objectClassName.flatMap(realm.bindingForReading(className:))
     }
 
     /// The keys the list `property` of the object `key` of class `owner` holds, in its order.
     func listElementKeys(owner: String, property: String, key: Data) -> [[UInt8]] {
-        guard let type = ClassInfo.named(owner)?.type, let binding = realm.bindingForReading(type),
+        guard let binding = realm.bindingForReading(className: owner),
             let column = binding.table.schema.properties.firstIndex(where: { $0.name == property })
         else { return [] }
         var keys: [[UInt8]] = []

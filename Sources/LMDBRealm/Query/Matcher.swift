@@ -12,6 +12,9 @@ protocol QueryContext: AnyObject {
     func makeObject(_ binding: TableBinding, key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer) -> Object
     /// The binding of a class links point to, or `nil` if the file has no such class yet.
     func bindingForReading(_ type: Object.Type) -> TableBinding?
+    /// The binding of the class called `className`: its Swift class's if this process has
+    /// one, else the file's stored class read dynamically; `nil` if neither exists.
+    func bindingForReading(className: String) -> TableBinding?
     /// The record of the object of `table` stored under `key` in the version being queried,
     /// checked, or `nil`.
     func linkedRecord(of table: Table, key: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer?
@@ -126,9 +129,16 @@ struct QueryCompiler {
         let whenNull = rest.outcomeForNull
         let column = column(head)
         let declared = binding.classInfo.schema.properties.firstIndex { $0.name == head }
-        guard let target = binding.classInfo.links.first(where: { $0.column == declared })?.target,
-            let targetBinding = realm.bindingForReading(target)
-        else {
+        // A Swift class's link knows its target's type; a class read dynamically names it.
+        let targetBinding: TableBinding?
+        if let target = binding.classInfo.links.first(where: { $0.column == declared })?.target {
+            targetBinding = realm.bindingForReading(target)
+        } else if binding.classInfo.isDynamic, let name = binding.table.schema.properties[column].objectClassName {
+            targetBinding = realm.bindingForReading(className: name)
+        } else {
+            targetBinding = nil
+        }
+        guard let targetBinding else {
             return { _, _ in whenNull }
         }
         let inner = QueryCompiler(table: targetBinding.table, binding: targetBinding, realm: realm).compile(rest)

@@ -41,7 +41,11 @@ enum PredicateParser {
     ///     for each `%K`, in the order they appear.
     ///   - schema: The class the predicate filters.
     /// - Throws: ``RealmError`` with code ``RealmError/Code/invalidQuery``.
-    static func parse(_ format: String, arguments: [Any?], schema: ObjectSchema) throws(RealmError) -> QueryNode {
+    ///   - schemaNamed: The class a link or list of objects points to, by name (for a class read
+    ///     through the dynamic API: the file's stored class).
+    static func parse(
+        _ format: String, arguments: [Any?], schema: ObjectSchema, schemaNamed: @escaping (String) -> ObjectSchema? = { ClassInfo.named($0)?.schema }
+    ) throws(RealmError) -> QueryNode {
         let length = format.utf8.count
         guard length <= maximumLength else {
             throw RealmError(
@@ -55,7 +59,7 @@ enum PredicateParser {
                 .invalidQuery,
                 "expected \(argumentCount) argument\(argumentCount == 1 ? "" : "s") for the format, got \(arguments.count)")
         }
-        var parser = Parser(bytes: bytes, tokens: tokens, arguments: arguments, schema: schema)
+        var parser = Parser(bytes: bytes, tokens: tokens, arguments: arguments, schema: schema, schemaNamed: schemaNamed)
         return try parser.parsePredicate()
     }
 }
@@ -92,11 +96,15 @@ private struct Parser {
     /// Inside `SUBQUERY(collection, $x, …)`: the variable, and what `$x` itself stands for.
     var variable: (name: String, element: Property)?
 
-    init(bytes: [UInt8], tokens: [PredicateToken], arguments: [Any?], schema: ObjectSchema) {
+    /// The class a link or list of objects points to, by name.
+    let schemaNamed: (String) -> ObjectSchema?
+
+    init(bytes: [UInt8], tokens: [PredicateToken], arguments: [Any?], schema: ObjectSchema, schemaNamed: @escaping (String) -> ObjectSchema?) {
         self.bytes = bytes
         self.tokens = tokens
         self.arguments = arguments
         self.schema = schema
+        self.schemaNamed = schemaNamed
     }
 
     var current: PredicateToken { tokens[index] }
@@ -398,7 +406,7 @@ private struct Parser {
                     offset: offset)
             }
             guard property.type == .object, i < names.count - 1,
-                let target = property.objectClassName.flatMap(ClassInfo.named)?.schema
+                let target = property.objectClassName.flatMap(schemaNamed)
             else { break }
             schema = target
         }
@@ -409,7 +417,7 @@ private struct Parser {
     func collectionPath(
         _ collection: Property, path: String, rest: ArraySlice<String>, in name: String, at offset: Int
     ) throws(RealmError) -> CollectionPath {
-        let elementSchema = collection.objectClassName.flatMap(ClassInfo.named)?.schema
+        let elementSchema = collection.objectClassName.flatMap(schemaNamed)
         let itself = Property(
             name: "self", type: collection.type == .linkingObjects ? .object : collection.type,
             isOptional: collection.isOptional, isIndexed: false, isPrimary: false, objectClassName: collection.objectClassName)
@@ -435,7 +443,7 @@ private struct Parser {
             guard let elementSchema else {
                 throw error("'\(path)' in key path '\(name)' is \(collection.typeName), whose values have no property '\(first)', at offset \(offset)")
             }
-            let inner = Parser(bytes: bytes, tokens: tokens, arguments: arguments, schema: elementSchema)
+            let inner = Parser(bytes: bytes, tokens: tokens, arguments: arguments, schema: elementSchema, schemaNamed: schemaNamed)
             guard case .property(let element, _) = try inner.operand(named: rest.joined(separator: "."), at: offset) else {
                 throw error("key path '\(name)' at offset \(offset) goes through two collections: query one at a time (SUBQUERY)")
             }
@@ -478,7 +486,7 @@ private struct Parser {
                 throw error("unknown property '\(link)' in key path '\(name)' on \(schema.className) at offset \(offset)")
             }
             guard property.type == .object, let className = property.objectClassName,
-                let target = ClassInfo.named(className)?.schema
+                let target = schemaNamed(className)
             else {
                 throw error(
                     "'\(link)' in key path '\(name)' is \(describe(property)), not a link to follow, at offset \(offset)")
@@ -790,7 +798,7 @@ extension Parser {
         guard advance().kind == .comma else { throw unexpected(tokens[index - 1], expecting: "',' after the variable of SUBQUERY") }
         var inner = Parser(
             bytes: bytes, tokens: tokens, arguments: arguments,
-            schema: c.collection.objectClassName.flatMap(ClassInfo.named)?.schema ?? schema)
+            schema: c.collection.objectClassName.flatMap(schemaNamed) ?? schema, schemaNamed: schemaNamed)
         inner.index = index
         inner.depth = depth
         inner.variable = (variableName, c.element)

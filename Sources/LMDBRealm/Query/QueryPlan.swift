@@ -293,8 +293,7 @@ struct QueryPlanner {
     private func linkTarget(_ name: String) -> (Int, TableBinding)? {
         guard let column = table.schema.properties.firstIndex(where: { $0.name == name }),
             table.schema.properties[column].type == .object,
-            let type = table.schema.properties[column].objectClassName.flatMap(ClassInfo.named)?.type,
-            let target = compiler.realm.bindingForReading(type)
+            let target = table.schema.properties[column].objectClassName.flatMap(compiler.realm.bindingForReading(className:))
         else { return nil }
         return (column, target)
     }

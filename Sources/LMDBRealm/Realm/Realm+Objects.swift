@@ -257,6 +257,13 @@ extension Realm {
         }
     }
 
+    /// The binding of the class called `className` for reading: its Swift class's if this
+    /// process declares one, else the file's stored class read dynamically.
+    func bindingForReading(className: String) -> TableBinding? {
+        if let info = ClassInfo.named(className), let binding = bindingForReading(info.type) { return binding }
+        return dynamicBinding(named: className)
+    }
+
     /// A managed accessor for the record `record` stored under `key`.
     @inline(__always)
     func makeObject(_ binding: TableBinding, key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer) -> Object {

@@ -287,7 +287,16 @@ extension Results {
     /// ``filter(checking:_:)`` with the arguments in an array.
     public func filter(checking predicateFormat: String, argumentArray args: [Any]) throws -> Results<Element> {
         core.realm.checkThread()
-        let node = try PredicateParser.parse(predicateFormat, arguments: args.map { Optional($0) }, schema: core.info.schema)
+        let node: QueryNode
+        if core.info.isDynamic {
+            // Classes read through the dynamic API: links lead to the file's stored classes.
+            let realm = core.realm
+            node = try PredicateParser.parse(
+                predicateFormat, arguments: args.map { Optional($0) }, schema: core.info.schema,
+                schemaNamed: { realm.dynamicBinding(named: $0)?.table.schema })
+        } else {
+            node = try PredicateParser.parse(predicateFormat, arguments: args.map { Optional($0) }, schema: core.info.schema)
+        }
         return Results(core: core.appending(.filter(node)))
     }
 
