@@ -65,7 +65,69 @@ actor ArticleStore {
     func close() { token = nil; realm = nil }
 }
 
+/// An actor that hears another actor's observations (RealmSwift's `observe(on: actor)`).
+actor Listener {
+    nonisolated let deltas: AsyncStream<Delta>
+    nonisolated let objectChanges: AsyncStream<String>
+    private nonisolated let sink: AsyncStream<Delta>.Continuation
+    private nonisolated let objectSink: AsyncStream<String>.Continuation
+
+    init() {
+        (deltas, sink) = AsyncStream.makeStream(of: Delta.self)
+        (objectChanges, objectSink) = AsyncStream.makeStream(of: String.self)
+    }
+
+    func heard(_ change: RealmCollectionChange<Results<Article>>) { sink.yield(Delta(change)) }
+
+    func heard(_ change: ObjectChange<Article>) {
+        switch change {
+        case .change(let article, let properties):
+            objectSink.yield("\(article.id): " + properties.map { "\($0.name)=\($0.newValue.map { "\($0)" } ?? "?")" }.joined(separator: ","))
+        case .deleted: objectSink.yield("deleted")
+        case .error(let error): objectSink.yield("error \(error)")
+        }
+    }
+}
+
+extension ArticleStore {
+    /// Observes this actor's articles, and article `id`, from `listener`.
+    func observe(on listener: Listener, article id: String) async -> [NotificationToken] {
+        let articles = await realm.objects(Article.self).observe(on: listener) { listener, change in
+            listener.preconditionIsolated("observe(on: actor) runs the block on that actor")
+            listener.heard(change)
+        }
+        let article = await realm.object(ofType: Article.self, forPrimaryKey: id)!.observe(keyPaths: ["wordCount"], on: listener) {
+            listener, change in listener.heard(change)
+        }
+        return [articles, article]
+    }
+}
+
 @Suite(.timeLimit(.minutes(1))) struct ActorTests {
+    /// Results and objects observed on another actor: the block runs isolated to that actor,
+    /// with `.initial` first and every commit after, from any thread.
+    @Test func observationsRunOnTheActorTheyAreGiven() async throws {
+        try await withTemporaryDirectory { dir in
+            let config = makeConfiguration(dir, types: [Article.self])
+            let store = try await ArticleStore(configuration: config)
+            try await store.add("a")
+            let listener = Listener()
+            let tokens = await store.observe(on: listener, article: "a")
+            var deltas = listener.deltas.makeAsyncIterator()
+            var objectChanges = listener.objectChanges.makeAsyncIterator()
+            #expect(await deltas.next() == .initial(1))
+            try await store.add("b")
+            #expect(await deltas.next() == Delta(insertions: [1], count: 2))
+            try onOtherThread {
+                let realm = try Realm(configuration: config)
+                try realm.write { realm.object(ofType: Article.self, forPrimaryKey: "a")!.wordCount = 7 }
+            }
+            #expect(await objectChanges.next() == "a: wordCount=7")
+            #expect(await deltas.next() == Delta(modifications: [0], count: 2))
+            tokens.forEach { $0.invalidate() }
+        }
+    }
+
     /// A caller resumed by a group commit may drop its last realm while the writer thread still
     /// has work to do with the file: the writer must keep the file alive until it is done.
     @Test func theGroupCommitWriterOutlivesACallerThatDropsItsLastRealm() async {
