@@ -51,6 +51,33 @@ extension RealmCollection {
         filter(predicateFormat, argumentArray: args)
     }
 
+    /// The objects sorted by the property `keyPath` reads.
+    public func sorted<T>(by keyPath: KeyPath<Element, T>, ascending: Bool = true) -> Results<Element> {
+        guard let results = asResults else { fatalError("Only a managed collection can be sorted") }
+        return results.sorted(by: [SortDescriptor(keyPath: keyPath, ascending: ascending)])
+    }
+
+    /// The first object of each combination of the values `keyPaths` read.
+    public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == PartialKeyPath<Element> {
+        distinct(by: ClassInfo.of(Element.self).propertyNames(for: Array(keyPaths)))
+    }
+
+    /// The position of the first object matching the predicate string, or `nil`.
+    public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
+        firstIndex(in: filter(predicateFormat, argumentArray: args))
+    }
+
+    /// The position of the first object for which `isIncluded` holds, or `nil`.
+    public func index(matching isIncluded: (Query<Element>) -> Query<Bool>) -> Int? {
+        firstIndex(in: self.where(isIncluded))
+    }
+
+    private func firstIndex(in matching: Results<Element>) -> Int? {
+        guard !matching.isEmpty else { return nil }
+        let matched = Set(matching)
+        return firstIndex { matched.contains($0) }
+    }
+
     /// The value of property `key` of each object, in order (RealmSwift's key-value coding).
     /// - Precondition: The objects have the property.
     public func value(forKey key: String) -> [Any?] {

@@ -13,6 +13,7 @@ final class SigPerson: Object {
     @Persisted(primaryKey: true) var name = ""
     @Persisted var dogs: List<SigDog>
     @Persisted var favoriteParks: Map<String, String>
+    @Persisted var dogsByNickname: Map<String, SigDog?>
 }
 
 private let sigTypes: [Object.Type] = [SigDog.self, SigPerson.self]
@@ -196,6 +197,62 @@ extension RealmSwiftSignatureTests {
             #expect(rex.value(forKey: "age") as? Int == 3)
             try realm.write { rex.setValue("Sparky", forKey: "name") }
             #expect(rex.name == "Sparky")
+        }
+    }
+}
+
+extension RealmSwiftSignatureTests {
+    /// `asyncOpen` delivers a realm confined to its queue (or the error); a cancelled task
+    /// calls nothing; handles compare equal on one thread; `freeze`/`thaw` through the realm;
+    /// `delete(map)`; `UpdatePolicy`'s raw values.
+    @Test func asyncOpenFreezeAndDeleteAsRealmSwiftSpellsThem() throws {
+        try withTemporaryDirectory { dir in
+            let config = Realm.Configuration(fileURL: dir.appendingPathComponent("dogs.realm"), objectTypes: sigTypes)
+            let queue = DispatchQueue(label: "open")
+            let opened = Collector<String>()
+            Realm.asyncOpen(configuration: config, callbackQueue: queue) { result in
+                switch result {
+                case .success(let realm): opened.append("opened \(realm.objects(SigDog.self).count)")
+                case .failure(let error): opened.append("failed \(error)")
+                }
+            }
+            var bad = config
+            bad.encryptionKey = Data(count: 64)
+            Realm.asyncOpen(configuration: bad, callbackQueue: queue) { result in
+                if case .failure(let error as Realm.Error) = result { opened.append("failed \(error.code)") }
+            }
+            let cancelled = Realm.asyncOpen(configuration: config, callbackQueue: queue) { _ in opened.append("cancelled one called") }
+            cancelled.cancel()
+            queue.sync {}
+            #expect(try #require(opened.wait(count: 2, timeout: 60)) == ["opened 0", "failed encryptionNotSupported"])
+
+            let realm = try Realm(configuration: config)
+            #expect(try realm == Realm(configuration: config))
+            let person = SigPerson(value: ["name": "Ann"])
+            try realm.write {
+                realm.add(person)
+                person.favoriteParks["home"] = "x"
+                person.dogs.append(SigDog(value: ["name": "Rex"]))
+            }
+            let frozen = realm.freeze(person)
+            #expect(frozen.isFrozen && realm.thaw(frozen)?.name == "Ann")
+            #expect(realm.freeze(realm.objects(SigDog.self)).isFrozen)
+            #expect(UpdatePolicy(rawValue: 3) == .modified && UpdatePolicy.all.rawValue == 2)
+
+            let dogs = realm.objects(SigDog.self)
+            #expect(dogs.index(matching: "name == %@", "Rex") == 0)
+            #expect(dogs.index(matching: { $0.name == "Nobody" }) == nil)
+            #expect(person.dogs.sorted(by: \SigDog.name).count == 1)
+            #expect(dogs.distinct(by: [\SigDog.age]).count == 1)
+
+            try realm.write {
+                person.dogsByNickname["r"] = dogs.first
+                person.dogsByNickname["b"] = SigDog(value: ["name": "Bo"])
+            }
+            #expect(dogs.count == 2)
+            try realm.write { realm.delete(person.dogsByNickname) }
+            #expect(dogs.isEmpty && person.dogs.isEmpty)
+            #expect(person.dogsByNickname.count == 2 && person.dogsByNickname["r"] == .some(nil))
         }
     }
 }
