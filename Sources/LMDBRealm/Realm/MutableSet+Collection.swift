@@ -104,16 +104,24 @@ extension Map {
         return Map(owner: frozenOwner, column: column)
     }
 
-    /// Observes the map: `.initial`, then, at each change, the positions (in its stored order
-    /// of entries) deleted, inserted and modified — a changed value is a modification.
-    public func observe(_ block: @escaping (RealmCollectionChange<Map<Key, Value>>) -> Void) -> NotificationToken {
+    /// Observes the map: `.initial`, then, at each change, the keys deleted, inserted and
+    /// modified (a changed value is a modification), as RealmSwift's `RealmMapChange` has them.
+    public func observe(_ block: @escaping (RealmMapChange<Map<Key, Value>>) -> Void) -> NotificationToken {
         guard let owner else { fatalError("Only a managed Map can be observed") }
         let column = column
+        // The keys as the last change left them: deletions are positions in that version.
+        var keys: [Key] = []
         return List<Value>(owner: owner, column: column).observe { change in
             switch change {
-            case .initial(let list): block(.initial(Map(viewing: list, column: column)))
+            case .initial(let list):
+                let map = Map(viewing: list, column: column)
+                keys = map.keys
+                block(.initial(map))
             case .update(let list, let deletions, let insertions, let modifications):
-                block(.update(Map(viewing: list, column: column), deletions: deletions, insertions: insertions, modifications: modifications))
+                let map = Map(viewing: list, column: column)
+                let now = map.keys
+                block(.update(map, deletions: deletions.map { keys[$0] }, insertions: insertions.map { now[$0] }, modifications: modifications.map { now[$0] }))
+                keys = now
             case .error(let error): block(.error(error))
             }
         }
@@ -124,3 +132,20 @@ extension Map {
         if let owner = list.owner { self.init(owner: owner, column: column) } else { self.init() }
     }
 }
+
+/// A change to an observed ``Map``, by key (RealmSwift's type).
+public enum RealmMapChange<Collection: _MapKeyed> {
+    /// The map when observation began.
+    case initial(Collection)
+    /// The map after a commit, with the keys removed, added, and whose values changed.
+    case update(Collection, deletions: [Collection.Key], insertions: [Collection.Key], modifications: [Collection.Key])
+    /// The map can no longer be observed.
+    case error(any Error)
+}
+
+/// A collection of values by key: ``Map``.
+public protocol _MapKeyed {
+    associatedtype Key
+}
+
+extension Map: _MapKeyed {}

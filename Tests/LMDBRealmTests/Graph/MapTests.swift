@@ -136,7 +136,7 @@ private func mapConfiguration(_ dir: URL) -> Realm.Configuration {
             try realm.write { review.ratings["away"] = 2 }
             try realm.write { review.ratings["home"] = 3 }
             try realm.write { review.ratings["away"] = nil }
-            #expect(seen == ["initial 1", "2 -[] +[1] ~[]", "2 -[] +[] ~[0]", "1 -[1] +[] ~[]"])
+            #expect(seen == ["initial 1", #"2 -[] +["away"] ~[]"#, #"2 -[] +[] ~["home"]"#, #"1 -["away"] +[] ~[]"#])
             let frozen = review.ratings.freeze()
             try realm.write { review.ratings["home"] = 9 }
             #expect(frozen.isFrozen && frozen["home"] == 3 && review.ratings["home"] == 9)
