@@ -174,6 +174,13 @@ struct Output {
         buffer.append(0x0A)
     }
 
+    /// Writes `value` as one line of JSON.
+    mutating func jsonLine(_ value: JSONValue) {
+        value.append(to: &buffer)
+        buffer.append(0x0A)
+        if buffer.count >= 1 << 16 { flush() }
+    }
+
     mutating func flush() {
         guard !buffer.isEmpty else { return }
         handle.write(Data(buffer))

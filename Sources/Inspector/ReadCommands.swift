@@ -196,7 +196,7 @@ struct ObjectPrinter {
         case .json:
             var members = zip(names, values).map { ($0, $1) }
             if let className { members.insert(("_class", .string(className)), at: 0) }
-            out.line(JSONValue.object(members).json)
+            out.jsonLine(.object(members))
         case .csv:
             if !headerDone {
                 out.write(ObjectPrinter.csvRow(names))

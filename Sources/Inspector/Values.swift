@@ -13,37 +13,64 @@ enum JSONValue {
 
     /// The value as JSON text (one line).
     var json: String {
-        var text = ""
-        append(to: &text)
-        return text
+        var bytes: [UInt8] = []
+        append(to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
-    func append(to text: inout String) {
+    /// Appends the value as JSON's UTF-8 bytes.
+    func append(to out: inout [UInt8]) {
         switch self {
-        case .null: text += "null"
-        case .bool(let v): text += v ? "true" : "false"
-        case .int(let v): text += String(v)
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let v): out.append(contentsOf: (v ? "true" : "false").utf8)
+        case .int(let v): out.append(contentsOf: String(v).utf8)
         case .double(let v):
             // JSON has no NaN or infinities: those print as strings ("nan", "inf", "-inf").
-            if v.isFinite { text += "\(v)" } else { JSONValue.string(v.isNaN ? "nan" : v < 0 ? "-inf" : "inf").append(to: &text) }
-        case .string(let v): JSONValue.appendQuoted(v, to: &text)
+            if v.isFinite { out.append(contentsOf: "\(v)".utf8) } else { JSONValue.string(v.isNaN ? "nan" : v < 0 ? "-inf" : "inf").append(to: &out) }
+        case .string(let v): JSONValue.appendQuoted(v, to: &out)
         case .array(let items):
-            text += "["
+            out.append(UInt8(ascii: "["))
             for (i, item) in items.enumerated() {
-                if i > 0 { text += "," }
-                item.append(to: &text)
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                item.append(to: &out)
             }
-            text += "]"
+            out.append(UInt8(ascii: "]"))
         case .object(let members):
-            text += "{"
+            out.append(UInt8(ascii: "{"))
             for (i, (key, value)) in members.enumerated() {
-                if i > 0 { text += "," }
-                JSONValue.appendQuoted(key, to: &text)
-                text += ":"
-                value.append(to: &text)
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                JSONValue.appendQuoted(key, to: &out)
+                out.append(UInt8(ascii: ":"))
+                value.append(to: &out)
             }
-            text += "}"
+            out.append(UInt8(ascii: "}"))
         }
+    }
+
+    /// Appends `string` quoted, escaping quotes, backslashes and control characters; a string
+    /// with none of those is copied whole.
+    private static func appendQuoted(_ string: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        var string = string
+        string.withUTF8 { bytes in
+            guard bytes.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) else {
+                out.append(contentsOf: bytes)
+                return
+            }
+            let hex = Array("0123456789abcdef".utf8)
+            for byte in bytes {
+                switch byte {
+                case 0x22: out.append(contentsOf: [0x5C, 0x22])
+                case 0x5C: out.append(contentsOf: [0x5C, 0x5C])
+                case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+                case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+                case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+                case ..<0x20: out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 15)]])
+                default: out.append(byte)
+                }
+            }
+        }
+        out.append(UInt8(ascii: "\""))
     }
 
     /// The value as one cell of a table or CSV row: strings as they are, `null` as nothing,
@@ -54,23 +81,6 @@ enum JSONValue {
         case .string(let v): v
         case .bool, .int, .double, .array, .object: json
         }
-    }
-
-    private static func appendQuoted(_ string: String, to text: inout String) {
-        text += "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": text += "\\\""
-            case "\\": text += "\\\\"
-            case "\n": text += "\\n"
-            case "\r": text += "\\r"
-            case "\t": text += "\\t"
-            case _ where scalar.value < 0x20:
-                text += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16)
-            default: text.unicodeScalars.append(scalar)
-            }
-        }
-        text += "\""
     }
 }
 

@@ -1,3 +1,6 @@
 import ArgumentParser
 
-struct Verify: ParsableCommand { func run() throws {} }
+struct Verify: ParsableCommand {
+    @OptionGroup var file: FileArgument
+    func run() throws { _ = try file.open() }
+}

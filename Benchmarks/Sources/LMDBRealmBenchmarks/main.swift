@@ -10,7 +10,8 @@
 // object-graph workload against normalised SQLite (see Graph.swift), `--feed` the newest 50 of a
 // section against SQLite with its composite index (see Feed.swift), `--sectioned` sectioned results
 // and their change sets against SQLite (see Sectioned.swift), `--decimal` the sum of a Decimal128
-// (see DecimalSum.swift), `--geo` points in a circle against SQLite's R*Tree (see GeoWithin.swift).
+// (see DecimalSum.swift), `--geo` points in a circle against SQLite's R*Tree (see GeoWithin.swift),
+// `--inspector` the `lmdbrealm` executable's dump and verify (see InspectorBenchmark.swift).
 import Foundation
 
 let allEngineTypes: [any Engine.Type] = [RealmEngine.self, SQLiteEngine.self, GRDBEngine.self, KitEngine.self]
@@ -28,6 +29,7 @@ struct Settings {
     var sectioned = false
     var decimal = false
     var geo = false
+    var inspector = false
     var serverPatterns = false
 
     var effectiveRounds: Int { rounds ?? (quick ? 3 : (n >= 1_000_000 ? 3 : 5)) }
@@ -44,6 +46,7 @@ func parseArguments() -> Settings {
                    LMDBRealmBenchmarks --sectioned [--n N] [--rounds R]
                    LMDBRealmBenchmarks --decimal [--n N] [--rounds R]
                    LMDBRealmBenchmarks --geo [--n N] [--rounds R]
+                   LMDBRealmBenchmarks --inspector [--n N] [--rounds R]
                    LMDBRealmBenchmarks --server-patterns [--n N] [--rounds R]
                    LMDBRealmBenchmarks --profile \(ProfiledOperation.allCases.map(\.rawValue).joined(separator: "|")) [--n N] [--rounds R]
 
@@ -65,6 +68,7 @@ func parseArguments() -> Settings {
         case "--sectioned": settings.sectioned = true
         case "--decimal": settings.decimal = true
         case "--geo": settings.geo = true
+        case "--inspector": settings.inspector = true
         case "--server-patterns": settings.serverPatterns = true
         case "--child": guard let v = arguments.next() else { usage() }; settings.child = v
         case "--profile":
@@ -284,6 +288,8 @@ do {
         try MainActor.assumeIsolated { try runDecimalSum(settings: settings) }
     } else if settings.geo {
         try MainActor.assumeIsolated { try runGeoWithin(settings: settings) }
+    } else if settings.inspector {
+        try MainActor.assumeIsolated { try runInspectorBenchmark(settings: settings) }
     } else if settings.serverPatterns {
         let done = DispatchSemaphore(value: 0)
         let (n, rounds) = (settings.n, settings.effectiveRounds)
