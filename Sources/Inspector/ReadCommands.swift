@@ -148,6 +148,7 @@ struct Query: ParsableCommand {
     @Flag(help: "Sort in descending order.") var descending = false
     @Option(help: "Print at most this many objects.") var limit: Int?
     @Option(help: "table, json (one object per line) or csv.") var format: ObjectFormat = .table
+    @Option(help: "Only these properties, in this order (comma-separated).") var properties: String?
 
     func validate() throws {
         if let limit, limit < 0 { throw ValidationError("--limit must be zero or more") }
@@ -159,7 +160,16 @@ struct Query: ParsableCommand {
         let schema = try Inspector.objectSchema(realm, className)
         let results = try Inspector.results(realm, className, predicate: predicate, sort: sort, descending: descending)
         var renderer = ValueRenderer(realm: realm)
-        let properties = ValueRenderer.shownProperties(schema)
+        var properties = ValueRenderer.shownProperties(schema)
+        if let names = self.properties {
+            properties = try names.split(separator: ",").map { name in
+                let name = name.trimmingCharacters(in: .whitespaces)
+                guard let property = schema[name] else {
+                    throw InspectorFailure(message: "'\(className)' has no property '\(name)'", status: 2)
+                }
+                return property
+            }
+        }
         var out = Output()
         var printer = ObjectPrinter(format: format, properties: properties.map(\.name))
         var printed = 0

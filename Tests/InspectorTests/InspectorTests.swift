@@ -140,6 +140,10 @@ private let types: [Object.Type] = [InspPerson.self, InspBook.self, InspCover.se
             #expect(records[0].hasPrefix("id,title,subtitle,price,"))
             #expect(records[1].hasPrefix(#"2,"Hills ""high""",,0,"#))
 
+            let chosen = try inspect("query", url.path, "InspBook", "id <= 2", "--properties", "title, id", "--format", "csv", "--sort", "id")
+            #expect(chosen.out == "title,id\r\nRivers,1\r\n\"Hills \"\"high\"\"\",2\r\n", "\(chosen.out)")
+            #expect(try inspect("query", url.path, "InspBook", "--properties", "id,colour").status == 2)
+
             let bad = try inspect("query", url.path, "InspBook", "rating >")
             #expect(bad.status == 2 && bad.err.contains("offset"))
             let badSort = try inspect("query", url.path, "InspBook", "--sort", "colour")
