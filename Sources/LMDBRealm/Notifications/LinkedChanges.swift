@@ -168,6 +168,13 @@ final class LinkedComparison {
         changedWithin(table, key: key, hops: linkedChangeDepth)
     }
 
+    /// Whether the object `key` of `table` changed in a property `keyPaths` names (a name, or
+    /// a key path through links); with no key paths, as ``objectChanged(_:key:)``.
+    func objectChanged(_ table: Table, key: UnsafeRawBufferPointer, keyPaths: [String]?) -> Bool {
+        guard let keyPaths else { return objectChanged(table, key: key) }
+        return keyPaths.contains { changed(table, key: key, along: $0.split(separator: ".").map(String.init)[...]) }
+    }
+
     /// Whether the object `key` of `table` changed in the last name of `path`, reached through
     /// the names before it.
     private func changed(_ table: Table, key: UnsafeRawBufferPointer, along path: ArraySlice<String>) -> Bool {

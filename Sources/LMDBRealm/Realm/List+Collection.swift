@@ -126,15 +126,19 @@ extension List {
     /// delivers `.update` with the positions deleted (in the old list), inserted and modified
     /// (in the new one). Delivery follows the realm's confinement, as for ``Results``.
     /// Deleting the list's object reports every element deleted, then nothing more.
+    /// - Parameter keyPaths: In a list of objects, the properties of the objects (names, or key
+    ///   paths through links) whose changes count as modifications; `nil`: any change to them,
+    ///   or to objects they link to. The list's own changes always count.
     /// - Precondition: The list is managed and not frozen.
-    public func observe(_ block: @escaping (RealmCollectionChange<List<Element>>) -> Void) -> NotificationToken {
+    public func observe(keyPaths: [String]? = nil, _ block: @escaping (RealmCollectionChange<List<Element>>) -> Void) -> NotificationToken {
         guard let owner, let realm = owner._realm else { fatalError("Only a managed List can be observed") }
         require(!realm.isFrozen, "Frozen Lists do not change and cannot be observed.")
         let info = ClassInfo.of(type(of: owner))
         realm.prepareToObserve(keyPaths: nil, of: info)
+        Self.checkElementKeyPaths(keyPaths)
         let token = NotificationToken()
         token.keep(owner)
-        realm.addNotifier(ListObserver<Element>(token: token, info: info, key: owner._key, column: column, callback: block))
+        realm.addNotifier(ListObserver<Element>(token: token, info: info, key: owner._key, column: column, keyPaths: keyPaths, callback: block))
         realm.scheduleDelivery()
         return token
     }
@@ -142,13 +146,27 @@ extension List {
     /// Observes the list from `queue`: the list is read again on a realm of the same file
     /// confined to `queue`, and `block` gets lists of that realm there.
     public func observe(
-        on queue: DispatchQueue, _ block: @escaping @Sendable (RealmCollectionChange<List<Element>>) -> Void
+        keyPaths: [String]? = nil, on queue: DispatchQueue, _ block: @escaping @Sendable (RealmCollectionChange<List<Element>>) -> Void
     ) -> NotificationToken {
-        observe(on: queue, releaseSynchronously: false, block)
+        Self.checkElementKeyPaths(keyPaths)
+        return observe(on: queue, keyPaths: keyPaths, releaseSynchronously: false, block)
+    }
+
+    /// Stops with a message if `keyPaths` name no property of the list's objects.
+    static func checkElementKeyPaths(_ keyPaths: [String]?) {
+        guard let keyPaths else { return }
+        guard let type = Element.self as? Object.Type else {
+            fatalError("Key paths are observed on lists of objects; a List<\(Element.self)> has none")
+        }
+        let schema = ClassInfo.of(type).schema
+        for name in keyPaths where schema[String(name.split(separator: ".").first ?? "")] == nil {
+            fatalError("Property '\(name)' not found in object of type '\(schema.className)'")
+        }
     }
 
     func observe(
-        on queue: DispatchQueue, releaseSynchronously: Bool, _ block: @escaping @Sendable (RealmCollectionChange<List<Element>>) -> Void
+        on queue: DispatchQueue, keyPaths: [String]? = nil, releaseSynchronously: Bool,
+        _ block: @escaping @Sendable (RealmCollectionChange<List<Element>>) -> Void
     ) -> NotificationToken {
         guard let owner, let realm = owner._realm else { fatalError("Only a managed List can be observed") }
         realm.checkThread()
@@ -158,7 +176,8 @@ extension List {
             queue, configuration: handover.configuration, info: handover.info, keyPaths: nil,
             releaseSynchronously: releaseSynchronously,
             observer: { token in
-                ListObserver<Element>(token: token, info: handover.info, key: handover.key, column: handover.column, callback: block)
+                ListObserver<Element>(
+                    token: token, info: handover.info, key: handover.key, column: handover.column, keyPaths: keyPaths, callback: block)
             },
             failed: { block(.error($0)) })
     }
@@ -221,16 +240,19 @@ final class ListObserver<Element: _Persistable>: NotificationObserver {
     let info: ClassInfo
     let key: ObjectKey
     let column: Int32
+    /// The properties of the list's objects whose changes count as modifications (`nil`: all).
+    let keyPaths: [String]?
     let callback: (RealmCollectionChange<List<Element>>) -> Void
     private var previous: [[UInt8]?] = []
 
     init(
-        token: NotificationToken, info: ClassInfo, key: ObjectKey, column: Int32,
+        token: NotificationToken, info: ClassInfo, key: ObjectKey, column: Int32, keyPaths: [String]? = nil,
         callback: @escaping (RealmCollectionChange<List<Element>>) -> Void
     ) {
         self.info = info
         self.key = key
         self.column = column
+        self.keyPaths = keyPaths
         self.callback = callback
         super.init(token: token, needsInitial: true)
     }
@@ -304,7 +326,7 @@ extension ListObserver {
             guard old >= 0, old < previous.count, !found.contains(old), previous[old] == element,
                 let key = list.target(of: element)
             else { continue }
-            if key.withUnsafeBytes({ comparison.objectChanged(target, key: $0) }) { found.insert(old) }
+            if key.withUnsafeBytes({ comparison.objectChanged(target, key: $0, keyPaths: keyPaths) }) { found.insert(old) }
         }
         return found.sorted()
     }
@@ -322,4 +344,21 @@ func listDifference(_ old: [[UInt8]?], _ new: [[UInt8]?]) -> (deletions: [Int], 
         return ([], [], newMiddle.filter { old[$0] != new[$0] })
     }
     return (Array(oldMiddle), Array(newMiddle), [])
+}
+
+extension List where Element: Object {
+    /// As ``observe(keyPaths:_:)-(_,_)``, naming the properties of the list's objects by key path.
+    public func observe(
+        keyPaths: [PartialKeyPath<Element>], _ block: @escaping (RealmCollectionChange<List<Element>>) -> Void
+    ) -> NotificationToken {
+        observe(keyPaths: ClassInfo.of(Element.self).propertyNames(for: keyPaths), block)
+    }
+
+    /// As ``observe(keyPaths:on:_:)-(_,_,_)``, naming the properties of the list's objects by key path.
+    public func observe(
+        keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue,
+        _ block: @escaping @Sendable (RealmCollectionChange<List<Element>>) -> Void
+    ) -> NotificationToken {
+        observe(keyPaths: ClassInfo.of(Element.self).propertyNames(for: keyPaths), on: queue, block)
+    }
 }

@@ -27,9 +27,28 @@ extension MutableSet {
 
     /// Observes the set: `.initial`, then the positions deleted, inserted and modified (in its
     /// stored order) at each change, as a list's.
-    public func observe(_ block: @escaping (RealmCollectionChange<MutableSet<Element>>) -> Void) -> NotificationToken {
+    /// - Parameter keyPaths: In a set of objects, the properties of the objects whose changes
+    ///   count as modifications (`nil`: all), as for a `List`.
+    public func observe(keyPaths: [String]? = nil, _ block: @escaping (RealmCollectionChange<MutableSet<Element>>) -> Void) -> NotificationToken {
         let column = column
-        return listView.observe { change in
+        return listView.observe(keyPaths: keyPaths) { change in
+            switch change {
+            case .initial(let list): block(.initial(MutableSet(viewing: list, column: column)))
+            case .update(let list, let deletions, let insertions, let modifications):
+                block(.update(MutableSet(viewing: list, column: column), deletions: deletions, insertions: insertions, modifications: modifications))
+            case .error(let error): block(.error(error))
+            }
+        }
+    }
+
+    /// Observes the set from `queue`, through a realm of the same file confined to it; the sets
+    /// passed to `block` belong to that realm.
+    public func observe(
+        keyPaths: [String]? = nil, on queue: DispatchQueue,
+        _ block: @escaping @Sendable (RealmCollectionChange<MutableSet<Element>>) -> Void
+    ) -> NotificationToken {
+        let column = column
+        return listView.observe(keyPaths: keyPaths, on: queue) { change in
             switch change {
             case .initial(let list): block(.initial(MutableSet(viewing: list, column: column)))
             case .update(let list, let deletions, let insertions, let modifications):

@@ -256,3 +256,39 @@ extension RealmSwiftSignatureTests {
         }
     }
 }
+
+extension RealmSwiftSignatureTests {
+    /// `List.observe(keyPaths:)` and `MutableSet.observe(keyPaths:)`: a change to another
+    /// property of a listed object is no modification; one to a named property is; the list's
+    /// own changes always count.
+    @Test func listsAndSetsObserveNamedPropertiesOfTheirObjects() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: .init(fileURL: dir.appendingPathComponent("dogs.realm"), objectTypes: sigTypes))
+            let person = SigPerson(value: ["name": "Ann"])
+            try realm.write {
+                realm.add(person)
+                person.dogs.append(SigDog(value: ["name": "Rex", "age": 1]))
+            }
+            var byName: [String] = []
+            var byKeyPath: [String] = []
+            var all: [String] = []
+            func record(_ change: RealmCollectionChange<List<SigDog>>, into log: inout [String]) {
+                switch change {
+                case .initial(let list): log.append("initial \(list.count)")
+                case .update(_, let d, let i, let m): log.append("-\(d) +\(i) ~\(m)")
+                case .error(let error): log.append("\(error)")
+                }
+            }
+            let t1 = person.dogs.observe(keyPaths: ["name"]) { record($0, into: &byName) }
+            let t2 = person.dogs.observe(keyPaths: [\SigDog.name]) { record($0, into: &byKeyPath) }
+            let t3 = person.dogs.observe { record($0, into: &all) }
+            defer { [t1, t2, t3].forEach { $0.invalidate() } }
+            try realm.write { person.dogs[0].age = 2 }
+            try realm.write { person.dogs[0].name = "Max" }
+            try realm.write { person.dogs.append(SigDog(value: ["name": "Bo"])) }
+            #expect(byName == ["initial 1", "-[] +[] ~[0]", "-[] +[1] ~[]"])
+            #expect(byKeyPath == byName)
+            #expect(all == ["initial 1", "-[] +[] ~[0]", "-[] +[] ~[0]", "-[] +[1] ~[]"])
+        }
+    }
+}
