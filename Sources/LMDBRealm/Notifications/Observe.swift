@@ -65,6 +65,14 @@ extension Results {
         observe(keyPaths: keyPaths, on: queue, releaseSynchronously: false, block)
     }
 
+    /// As ``observe(keyPaths:on:_:)-(_,_,_)``, naming the observed properties by key path.
+    public func observe(
+        keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue,
+        _ block: @escaping @Sendable (RealmCollectionChange<Results<Element>>) -> Void
+    ) -> NotificationToken {
+        observe(keyPaths: core.info.propertyNames(for: keyPaths), on: queue, releaseSynchronously: false, block)
+    }
+
     func observe(
         keyPaths: [String]?, on queue: DispatchQueue, releaseSynchronously: Bool,
         _ block: @escaping @Sendable (RealmCollectionChange<Results<Element>>) -> Void
@@ -263,6 +271,13 @@ extension _ObjectBehaviors where Self: Object {
         keyPaths: [String]? = nil, on queue: DispatchQueue, _ block: @escaping @Sendable (ObjectChange<Self>) -> Void
     ) -> NotificationToken {
         observe(keyPaths: keyPaths, on: queue, releaseSynchronously: false, block)
+    }
+
+    /// As ``observe(keyPaths:on:_:)-(_,_,_)``, naming the observed properties by key path.
+    public func observe(
+        keyPaths: [PartialKeyPath<Self>], on queue: DispatchQueue, _ block: @escaping @Sendable (ObjectChange<Self>) -> Void
+    ) -> NotificationToken {
+        observe(keyPaths: ClassInfo.of(Self.self).propertyNames(for: keyPaths), on: queue, releaseSynchronously: false, block)
     }
 
     func observe(

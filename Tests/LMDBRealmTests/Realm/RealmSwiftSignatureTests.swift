@@ -292,3 +292,28 @@ extension RealmSwiftSignatureTests {
         }
     }
 }
+
+extension RealmSwiftSignatureTests {
+    /// Observing from a queue with Swift key paths, results and objects alike.
+    @Test func keyPathObservationFromAQueue() throws {
+        try withTemporaryDirectory { dir in
+            let config = Realm.Configuration(fileURL: dir.appendingPathComponent("dogs.realm"), objectTypes: sigTypes)
+            let realm = try Realm(configuration: config)
+            try realm.write { realm.add(SigDog(value: ["name": "Rex", "age": 1])) }
+            let queue = DispatchQueue(label: "observer")
+            let seen = Collector<String>()
+            let t1 = realm.objects(SigDog.self).observe(keyPaths: [\SigDog.name], on: queue) { change in
+                if case .update(_, _, _, let m) = change { seen.append("results ~\(m)") }
+            }
+            let t2 = realm.objects(SigDog.self).first!.observe(keyPaths: [\SigDog.name], on: queue) { change in
+                if case .change(_, let properties) = change { seen.append("object \(properties.map(\.name))") }
+            }
+            defer { [t1, t2].forEach { $0.invalidate() } }
+            queue.sync {}  // both registered (their .initial comes first on the queue)
+            try realm.write { realm.objects(SigDog.self).first!.age = 2 }
+            try realm.write { realm.objects(SigDog.self).first!.name = "Max" }
+            let got = try #require(seen.wait(count: 2, timeout: 60))
+            #expect(Set(got) == ["results ~[0]", "object [\"name\"]"])
+        }
+    }
+}
