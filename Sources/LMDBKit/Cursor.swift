@@ -169,6 +169,18 @@ public struct Cursor: ~Copyable {
     @usableFromInline package func seek(atLeast key: UnsafeRawBufferPointer) throws -> Entry? { try move(MDB_SET_RANGE, key: key) }
     /// Moves to `key` exactly (`MDB_SET_KEY`).
     @usableFromInline package func seek(exactly key: UnsafeRawBufferPointer) throws -> Entry? { try move(MDB_SET_KEY, key: key) }
+    /// Moves to the entry of `key` and `value` exactly, in a `duplicateSort` database
+    /// (`MDB_GET_BOTH`): one descent, however many values the key has.
+    package func seek(exactly key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws -> Entry? {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        let rc = mdb_cursor_get(handle, &k, &v, MDB_GET_BOTH)
+        if rc == MDB_NOTFOUND { return nil }
+        if rc != MDB_SUCCESS { try transaction.poisoned(rc, "mdb_cursor_get") }
+        return Entry(
+            key: UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
+            value: UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+    }
 
     /// The number of values of the current key in a `duplicateSort` database
     /// (`mdb_cursor_count`).

@@ -102,7 +102,7 @@ extension Realm {
 
     /// The table of `className`: known to the file, created or found by this write, or found
     /// in the catalog (added by another handle or process since the file was loaded).
-    private func discoverTable(named className: String) throws -> Table? {
+    func discoverTable(named className: String) throws -> Table? {
         do {
             if let session { return try session.findTable(named: className) }
             // A frozen realm uses the file's tables only while they describe its own catalog
