@@ -336,3 +336,45 @@ private let types: [Object.Type] = [InspPerson.self, InspBook.self, InspCover.se
         }
     }
 }
+
+extension InspectorTests {
+    /// `verify` says a sound file is sound (exit 0), and names what is damaged in a file with
+    /// a corrupted record (exit 1), without crashing; a truncated or empty file is refused with
+    /// the reason.
+    @Test func verifyFindsDamageWithoutCrashing() throws {
+        try withTemporaryDirectory { dir in
+            let url = try makeLibrary(dir)
+            let sound = try inspect("verify", url.path)
+            #expect(sound.status == 0 && sound.out.contains("sound (6 objects checked)"), "\(sound.out)\(sound.err)")
+
+            // Every copy of one title's bytes gets a byte that is no UTF-8.
+            var bytes = [UInt8](try Data(contentsOf: url))
+            let marker = Array("Caves".utf8)
+            var flipped = 0
+            var i = 0
+            while i + marker.count <= bytes.count {
+                if bytes[i..<(i + marker.count)].elementsEqual(marker) {
+                    bytes[i + 1] = 0xFF
+                    flipped += 1
+                }
+                i += 1
+            }
+            try #require(flipped > 0)
+            let damaged = dir.appendingPathComponent("damaged.realm")
+            try Data(bytes).write(to: damaged)
+            let report = try inspect("verify", damaged.path)
+            #expect(report.status == 1, "\(report.out)\(report.err)")
+            #expect(report.out.contains("damagedRecord [InspBook 3]") && report.out.contains("problem"), "\(report.out)")
+
+            let truncated = dir.appendingPathComponent("truncated.realm")
+            try Data(bytes.prefix(bytes.count / 2)).write(to: truncated)
+            let cut = try inspect("verify", truncated.path)
+            #expect(cut.status == 1 && cut.err.contains("truncated.realm"), "\(cut.out)\(cut.err)")
+
+            let empty = dir.appendingPathComponent("empty.realm")
+            #expect(FileManager.default.createFile(atPath: empty.path, contents: Data()))
+            let nothing = try inspect("verify", empty.path)
+            #expect(nothing.status == 1 && nothing.err.contains("the file is empty"))
+        }
+    }
+}
