@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LMDBRealm
+import Dispatch
 import Synchronization
 
 /// `compact`: rewrites the file without free pages, atomically.
@@ -16,7 +17,14 @@ struct Compact: ParsableCommand {
         let before = try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int ?? 0
         let messages = Mutex<[String]>([])
         var configuration = Realm.Configuration(fileURL: file.url, schemaVersion: try schemaVersionAtURL(file.url))
-        configuration.shouldCompactOnLaunch = { _, _ in true }
+        // On a terminal, the copy's progress: the size of the compacted copy being written
+        // beside the file, against the bytes in use.
+        let watcher = CopyWatcher(copy: file.url.deletingLastPathComponent().appendingPathComponent(".\(file.url.lastPathComponent).compact-\(getpid())"))
+        configuration.shouldCompactOnLaunch = { _, used in
+            if standardErrorIsTerminal { watcher.start(expecting: used) }
+            return true
+        }
+        defer { watcher.stop() }
         configuration.logger = Realm.Logger(level: .info) { _, message in messages.withLock { $0.append(message) } }
         do {
             _ = try Realm(configuration: configuration)
@@ -28,5 +36,44 @@ struct Compact: ParsableCommand {
         }
         let after = try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int ?? 0
         print("Compacted '\(file.path)' from \(before.grouped) to \(after.grouped) bytes.")
+    }
+}
+
+/// Draws a progress bar from the growing size of a file being written, on a thread of its own,
+/// until stopped.
+final class CopyWatcher: Sendable {
+    private let copy: URL
+    private let stopped = Mutex(false)
+    /// Wakes the drawing thread early when stopped.
+    private let wake = DispatchSemaphore(value: 0)
+    /// Signalled by the drawing thread once its bar is cleared.
+    private let finished = DispatchSemaphore(value: 0)
+    private let running = Mutex(false)
+
+    init(copy: URL) {
+        self.copy = copy
+    }
+
+    func start(expecting total: Int) {
+        running.withLock { $0 = true }
+        Thread { [self] in
+            var bar = ProgressBar(total: total, unit: "bytes")
+            while !stopped.withLock({ $0 }) {
+                let size = (try? FileManager.default.attributesOfItem(atPath: copy.path)[.size] as? Int) ?? 0
+                bar.advance(by: max(0, size - bar.done))
+                // Ten times a second, or at once when stopped.
+                _ = wake.wait(timeout: .now() + .milliseconds(100))
+            }
+            bar.finish()
+            finished.signal()
+        }.start()
+    }
+
+    func stop() {
+        guard running.withLock({ $0 }) else { return }
+        stopped.withLock { $0 = true }
+        wake.signal()
+        // Waits for the last redraw to be cleared, so the summary prints on a clean line.
+        finished.wait()
     }
 }
