@@ -28,6 +28,7 @@ struct Compact: ParsableCommand {
         configuration.logger = Realm.Logger(level: .info) { _, message in messages.withLock { $0.append(message) } }
         do {
             _ = try Realm(configuration: configuration)
+            watcher.stop()
         } catch let error as Realm.Error {
             throw InspectorFailure(message: "cannot compact '\(file.path)': \(error.message)")
         }
@@ -69,8 +70,9 @@ final class CopyWatcher: Sendable {
         }.start()
     }
 
+    /// Stops the drawing and clears the bar; calling it again does nothing.
     func stop() {
-        guard running.withLock({ $0 }) else { return }
+        guard running.withLock({ was in defer { was = false }; return was }) else { return }
         stopped.withLock { $0 = true }
         wake.signal()
         // Waits for the last redraw to be cleared, so the summary prints on a clean line.

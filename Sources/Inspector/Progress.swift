@@ -41,7 +41,7 @@ struct ProgressBar {
         let left = rate > 0 ? Double(max(0, total - done)) / rate : 0
         let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
         let text =
-            "\r[\(bar)] \(Int(fraction * 100))% \(done.grouped)/\(total.grouped) \(unit), \(Int(rate).grouped)/s, \(Int(left.rounded(.up))) s left\u{1B}[K"
+            "\r[\(bar)] \(Int(fraction * 100))% \(done.grouped)/\(total.grouped) \(unit), \(Int(rate).grouped)/s, \(Int(left.rounded())) s left\u{1B}[K"
         FileHandle.standardError.write(Data(text.utf8))
     }
 }
