@@ -155,7 +155,9 @@ extension List {
     /// Stops with a message if `keyPaths` name no property of the list's objects.
     static func checkElementKeyPaths(_ keyPaths: [String]?) {
         guard let keyPaths else { return }
-        guard let type = Element.self as? Object.Type else {
+        // A map's values are optional objects.
+        let elementType = (Element.self as? any _OptionalType.Type)?.wrappedType ?? Element.self
+        guard let type = elementType as? Object.Type else {
             fatalError("Key paths are observed on lists of objects; a List<\(Element.self)> has none")
         }
         let schema = ClassInfo.of(type).schema

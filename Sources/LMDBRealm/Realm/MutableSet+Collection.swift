@@ -65,6 +65,21 @@ extension MutableSet {
 }
 
 extension MutableSet where Element: Object {
+    /// As ``observe(keyPaths:_:)-(_,_)``, naming the properties of the set's objects by key path.
+    public func observe(
+        keyPaths: [PartialKeyPath<Element>], _ block: @escaping (RealmCollectionChange<MutableSet<Element>>) -> Void
+    ) -> NotificationToken {
+        observe(keyPaths: ClassInfo.of(Element.self).propertyNames(for: keyPaths), block)
+    }
+
+    /// As ``observe(keyPaths:on:_:)-(_,_,_)``, naming the properties of the set's objects by key path.
+    public func observe(
+        keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue,
+        _ block: @escaping @Sendable (RealmCollectionChange<MutableSet<Element>>) -> Void
+    ) -> NotificationToken {
+        observe(keyPaths: ClassInfo.of(Element.self).propertyNames(for: keyPaths), on: queue, block)
+    }
+
     /// The set's objects as ``Results`` (in its stored order); `nil` while it is unmanaged.
     public var asResults: Results<Element>? { listView.asResults }
     // The queries, sorts and aggregates of a set of objects are its list view's (see `List`).
@@ -125,29 +140,32 @@ extension Map {
 
     /// Observes the map: `.initial`, then, at each change, the keys deleted, inserted and
     /// modified (a changed value is a modification), as RealmSwift's `RealmMapChange` has them.
-    public func observe(_ block: @escaping (RealmMapChange<Map<Key, Value>>) -> Void) -> NotificationToken {
+    /// - Parameter keyPaths: For a map of objects, the properties of the objects whose changes
+    ///   count as modifications (`nil`: all), as for a `List`.
+    public func observe(keyPaths: [String]? = nil, _ block: @escaping (RealmMapChange<Map<Key, Value>>) -> Void) -> NotificationToken {
         guard let owner else { fatalError("Only a managed Map can be observed") }
+        let keys = MapKeys<Key>()
         let column = column
-        // The keys as the last change left them: deletions are positions in that version.
-        var keys: [Key] = []
-        return List<Value>(owner: owner, column: column).observe { change in
-            switch change {
-            case .initial(let list):
-                let map = Map(viewing: list, column: column)
-                keys = map.keys
-                block(.initial(map))
-            case .update(let list, let deletions, let insertions, let modifications):
-                let map = Map(viewing: list, column: column)
-                let now = map.keys
-                block(.update(map, deletions: deletions.map { keys[$0] }, insertions: insertions.map { now[$0] }, modifications: modifications.map { now[$0] }))
-                keys = now
-            case .error(let error): block(.error(error))
-            }
+        return List<Value>(owner: owner, column: column).observe(keyPaths: keyPaths) { change in
+            block(keys.mapChange(change, column: column))
+        }
+    }
+
+    /// Observes the map from `queue`, through a realm of the same file confined to it; the maps
+    /// passed to `block` belong to that realm.
+    public func observe(
+        keyPaths: [String]? = nil, on queue: DispatchQueue, _ block: @escaping @Sendable (RealmMapChange<Map<Key, Value>>) -> Void
+    ) -> NotificationToken {
+        guard let owner else { fatalError("Only a managed Map can be observed") }
+        let keys = MapKeys<Key>()
+        let column = column
+        return List<Value>(owner: owner, column: column).observe(keyPaths: keyPaths, on: queue) { change in
+            block(keys.mapChange(change, column: column))
         }
     }
 
     /// The map of the object `list` belongs to (an empty unmanaged map for a list with none).
-    private convenience init(viewing list: List<Value>, column: Int32) {
+    convenience init(viewing list: List<Value>, column: Int32) {
         if let owner = list.owner { self.init(owner: owner, column: column) } else { self.init() }
     }
 }
@@ -168,3 +186,28 @@ public protocol _MapKeyed {
 }
 
 extension Map: _MapKeyed {}
+
+/// The keys of an observed map as the last change left them (deletions are positions in that
+/// version), used only where the observation delivers.
+final class MapKeys<Key: _MapKey>: @unchecked Sendable {
+    // @unchecked Sendable: read and written only by one observation's deliveries, which run
+    // one at a time where the observing realm is confined.
+    private var keys: [Key] = []
+
+    /// `change` of the map's stored list as a change of the map, by key.
+    func mapChange<Value>(_ change: RealmCollectionChange<List<Value>>, column: Int32) -> RealmMapChange<Map<Key, Value>> {
+        switch change {
+        case .initial(let list):
+            let map = Map<Key, Value>(viewing: list, column: column)
+            keys = map.keys
+            return .initial(map)
+        case .update(let list, let deletions, let insertions, let modifications):
+            let map = Map<Key, Value>(viewing: list, column: column)
+            let now = map.keys
+            defer { keys = now }
+            return .update(map, deletions: deletions.map { keys[$0] }, insertions: insertions.map { now[$0] }, modifications: modifications.map { now[$0] })
+        case .error(let error):
+            return .error(error)
+        }
+    }
+}

@@ -164,6 +164,13 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, CustomStr
         }
     }
 
+    /// As ``observe(keyPaths:_:)-(_,_)``, naming the observed properties by key path.
+    public func observe(
+        keyPaths: [PartialKeyPath<Element>], _ block: @escaping (RealmCollectionChange<LinkingObjects<Element>>) -> Void
+    ) -> NotificationToken {
+        observe(keyPaths: ClassInfo.of(Element.self).propertyNames(for: keyPaths), block)
+    }
+
     /// A frozen copy of the linking objects, readable from any thread.
     public func freeze() -> Results<Element> { live().freeze() }
 

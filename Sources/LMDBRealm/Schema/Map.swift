@@ -1,5 +1,5 @@
 /// Keys a ``Map`` can have: `String`, as in RealmSwift.
-public protocol _MapKey: Hashable {
+public protocol _MapKey: Hashable, SendableMetatype {
     init(_mapKey: String)
     var _mapKey: String { get }
 }

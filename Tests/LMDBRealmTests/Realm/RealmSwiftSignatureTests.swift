@@ -3,10 +3,15 @@ import TestSupport
 import Testing
 
 // RealmSwift calls as its documentation writes them, each compiled and run against a real file.
-final class SigDog: Object, Encodable {
+final class SigDog: Object {
     @Persisted(primaryKey: true) var _id: ObjectId
     @Persisted var name = ""
     @Persisted var age = 0
+    @Persisted(originProperty: "friends") var friendOf: LinkingObjects<SigPerson>
+}
+
+final class SigTag: Object, Encodable {
+    @Persisted var label = ""
 }
 
 final class SigPerson: Object {
@@ -14,9 +19,10 @@ final class SigPerson: Object {
     @Persisted var dogs: List<SigDog>
     @Persisted var favoriteParks: Map<String, String>
     @Persisted var dogsByNickname: Map<String, SigDog?>
+    @Persisted var friends: MutableSet<SigDog>
 }
 
-private let sigTypes: [Object.Type] = [SigDog.self, SigPerson.self]
+private let sigTypes: [Object.Type] = [SigDog.self, SigPerson.self, SigTag.self]
 
 @Suite struct RealmSwiftSignatureTests {
     /// `Realm(fileURL:)`, `Realm(configuration:queue: nil)`, `fileExists(for:)`,
@@ -119,10 +125,12 @@ private let sigTypes: [Object.Type] = [SigDog.self, SigPerson.self]
             #expect(dogs.sorted(by: ["age", "name"]).map(\.name) == ["Bo", "Rex", "Ace"])
             let any = AnyRealmCollection(dogs)
             #expect(any.filter("age == %@ AND name BEGINSWITH %@", 3, "R").map(\.name) == ["Rex"])
-            let json = try JSONEncoder().encode(dogs.sorted(byKeyPath: "name"))
+            try realm.write { for label in ["b", "c", "a"] { realm.add(SigTag(value: ["label": label])) } }
+            let tags = realm.objects(SigTag.self)
+            let json = try JSONEncoder().encode(tags.sorted(byKeyPath: "label"))
             let decoded = try JSONSerialization.jsonObject(with: json) as? [[String: Any]]
-            #expect(decoded?.compactMap { $0["name"] as? String } == ["Ace", "Bo", "Rex"])
-            #expect(try JSONEncoder().encode(any).count == json.count)
+            #expect(decoded?.compactMap { $0["label"] as? String } == ["a", "b", "c"])
+            #expect(try JSONEncoder().encode(AnyRealmCollection(tags)).count == json.count)
 
             var tokens = Set<NotificationToken>()
             tokens.insert(dogs.observe { _ in })
@@ -314,6 +322,54 @@ extension RealmSwiftSignatureTests {
             try realm.write { realm.objects(SigDog.self).first!.name = "Max" }
             let got = try #require(seen.wait(count: 2, timeout: 60))
             #expect(Set(got) == ["results ~[0]", "object [\"name\"]"])
+        }
+    }
+}
+
+extension RealmSwiftSignatureTests {
+    /// A map observed from a queue reports keys; a map or set of objects observed with key paths
+    /// counts only changes to the named properties of its objects; backlinks take Swift key paths.
+    @Test func mapsSetsAndBacklinksObserveAsRealmSwiftDoes() throws {
+        try withTemporaryDirectory { dir in
+            let config = Realm.Configuration(fileURL: dir.appendingPathComponent("dogs.realm"), objectTypes: sigTypes)
+            let realm = try Realm(configuration: config)
+            let person = SigPerson(value: ["name": "Ann"])
+            try realm.write {
+                realm.add(person)
+                person.dogsByNickname["r"] = SigDog(value: ["name": "Rex"])
+                person.friends.insert(SigDog(value: ["name": "Bo"]))
+            }
+            let queue = DispatchQueue(label: "maps")
+            let fromQueue = Collector<String>()
+            let t1 = person.dogsByNickname.observe(keyPaths: ["name"], on: queue) { change in
+                switch change {
+                case .initial(let map): fromQueue.append("initial \(map.keys)")
+                case .update(_, let d, let i, let m): fromQueue.append("-\(d) +\(i) ~\(m)")
+                case .error(let error): fromQueue.append("\(error)")
+                }
+            }
+            var sets: [String] = []
+            let t2 = person.friends.observe(keyPaths: [\SigDog.name]) { change in
+                if case .update(_, _, _, let m) = change { sets.append("~\(m)") }
+            }
+            var owners: [String] = []
+            let bo = person.friends.first!
+            let t3 = bo.friendOf.observe(keyPaths: [\SigPerson.favoriteParks]) { change in
+                if case .update(_, _, _, let m) = change { owners.append("~\(m)") }
+            }
+            defer { [t1, t2, t3].forEach { $0.invalidate() } }
+            _ = try #require(fromQueue.wait(count: 1, timeout: 60))
+            try realm.write { person.dogsByNickname["r"]!!.age = 3 }  // not a named property
+            try realm.write { person.dogsByNickname["r"]!!.name = "Max" }
+            try realm.write { person.dogsByNickname["b"] = bo }
+            try realm.write { bo.age = 4 }
+            try realm.write { bo.name = "Bob" }
+            try realm.write { person.dogs.append(bo) }  // not a named property
+            try realm.write { person.favoriteParks["home"] = "Bush Park" }
+            let got = try #require(fromQueue.wait(count: 4, timeout: 60))
+            #expect(got == [#"initial ["r"]"#, #"-[] +[] ~["r"]"#, #"-[] +["b"] ~[]"#, #"-[] +[] ~["b"]"#])
+            #expect(sets == ["~[0]"])
+            #expect(owners == ["~[0]"])
         }
     }
 }
