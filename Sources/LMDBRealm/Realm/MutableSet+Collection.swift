@@ -211,3 +211,30 @@ final class MapKeys<Key: _MapKey>: @unchecked Sendable {
         }
     }
 }
+
+extension Map where Value: Comparable {
+    /// The smallest value, or `nil` for an empty map.
+    public func min() -> Value? { values.min() }
+    /// The largest value, or `nil` for an empty map.
+    public func max() -> Value? { values.max() }
+    /// The values in ascending (or descending) order, as an array.
+    public func sorted(ascending: Bool = true) -> [Value] { ascending ? values.sorted() : values.sorted(by: >) }
+}
+
+extension Map where Value: _ListAddable {
+    /// The sum of the values; 0 for an empty map.
+    public func sum() -> Value { values.reduce(.zero, +) }
+    /// The mean of the values, or `nil` for an empty map.
+    public func average<T: BinaryFloatingPoint>() -> T? {
+        let values = values
+        guard !values.isEmpty else { return nil }
+        return T(values.reduce(0.0) { $0 + $1._doubleValue } / Double(values.count))
+    }
+}
+
+extension Map {
+    /// The entries as `(key, value)` pairs, in the map's order.
+    public func asKeyValueSequence() -> [(key: Key, value: Value)] {
+        entries()
+    }
+}

@@ -164,6 +164,33 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, CustomStr
         }
     }
 
+    /// Observes the linking objects from `queue`: they are found again on a realm of the same
+    /// file confined to `queue`, and `block` gets backlinks of that realm there.
+    public func observe(
+        keyPaths: [String]? = nil, on queue: DispatchQueue,
+        _ block: @escaping @Sendable (RealmCollectionChange<LinkingObjects<Element>>) -> Void
+    ) -> NotificationToken {
+        guard let owner else { fatalError("observe(keyPaths:on:_:) is only available on the backlinks of a managed object") }
+        let ownerType = (owner._binding?.classInfo ?? ClassInfo.of(type(of: owner))).type
+        let key = owner._key
+        let name = propertyName
+        /// The backlinks of the owner as the queue's realm reads it.
+        @Sendable func backlinks(_ results: Results<Element>) -> LinkingObjects<Element> {
+            guard let realm = results.realm, let found = realm.object(withKey: key, of: ownerType) else {
+                return LinkingObjects(fromType: Element.self, property: name)
+            }
+            return LinkingObjects(of: found, through: name)
+        }
+        return live().observe(keyPaths: keyPaths, on: queue) { change in
+            switch change {
+            case .initial(let results): block(.initial(backlinks(results)))
+            case .update(let results, let deletions, let insertions, let modifications):
+                block(.update(backlinks(results), deletions: deletions, insertions: insertions, modifications: modifications))
+            case .error(let error): block(.error(error))
+            }
+        }
+    }
+
     /// As ``observe(keyPaths:_:)-(_,_)``, naming the observed properties by key path.
     public func observe(
         keyPaths: [PartialKeyPath<Element>], _ block: @escaping (RealmCollectionChange<LinkingObjects<Element>>) -> Void

@@ -373,3 +373,43 @@ extension RealmSwiftSignatureTests {
         }
     }
 }
+
+extension RealmSwiftSignatureTests {
+    /// A map's aggregates and its entries as pairs; backlinks observed from a queue arrive as
+    /// backlinks of the queue's realm.
+    @Test func mapAggregatesAndBacklinksFromAQueue() throws {
+        try withTemporaryDirectory { dir in
+            let config = Realm.Configuration(fileURL: dir.appendingPathComponent("dogs.realm"), objectTypes: sigTypes)
+            let realm = try Realm(configuration: config)
+            let person = SigPerson(value: ["name": "Ann"])
+            let bo = SigDog(value: ["name": "Bo"])
+            try realm.write {
+                realm.add(person)
+                person.favoriteParks["Ottawa"] = "Major's Hill"
+                person.favoriteParks["Toronto"] = "High Park"
+            }
+            let parks = person.favoriteParks
+            #expect(parks.min() == "High Park" && parks.max() == "Major's Hill" && parks.sorted(ascending: false) == ["Major's Hill", "High Park"])
+            #expect(parks.asKeyValueSequence().map { "\($0.key)=\($0.value)" } == ["Ottawa=Major's Hill", "Toronto=High Park"])
+            let scores = Map<String, Int>()
+            scores["a"] = 3
+            scores["b"] = 5
+            #expect(scores.sum() == 8 && scores.average() == 4.0 && Map<String, Double>().average() as Double? == nil)
+
+            try realm.write { realm.add(bo) }
+            let queue = DispatchQueue(label: "backlinks")
+            let seen = Collector<String>()
+            let token = bo.friendOf.observe(on: queue) { change in
+                switch change {
+                case .initial(let owners): seen.append("initial \(owners.count)")
+                case .update(let owners, _, let i, _): seen.append("+\(i) \(owners.map(\.name))")
+                case .error(let error): seen.append("\(error)")
+                }
+            }
+            defer { token.invalidate() }
+            _ = try #require(seen.wait(count: 1, timeout: 60))
+            try realm.write { person.friends.insert(bo) }
+            #expect(try #require(seen.wait(count: 2, timeout: 60)) == ["initial 0", "+[0] [\"Ann\"]"])
+        }
+    }
+}
