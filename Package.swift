@@ -88,7 +88,7 @@ let package = Package(
         ),
         .testTarget(
             name: "InspectorTests",
-            dependencies: ["Inspector", "ArticleCacheKit", "LMDBRealm", "TestSupport"],
+            dependencies: ["Inspector", "ArticleCache", "LMDBRealm", "TestSupport"],
             swiftSettings: strict
         ),
         .testTarget(

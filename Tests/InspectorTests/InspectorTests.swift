@@ -1,4 +1,3 @@
-import ArticleCacheKit
 import Foundation
 import LMDBRealm
 import TestSupport
@@ -320,19 +319,23 @@ private let types: [Object.Type] = [InspPerson.self, InspBook.self, InspCover.se
         }
     }
 
-    /// A file the example program writes (articles with authors, keywords and embedded media)
-    /// reads whole through the inspector.
-    @Test func readsTheExamplesFile() async throws {
-        try await withTemporaryDirectory { dir in
-            let data = try await BundledSampleService().execute(Request(path: "/"))
-            let articles = try ArticleSearchResponse.decode(data).docs
-            let store = ArticleStore(fileURL: dir.appendingPathComponent("articles.realm"))
-            try await onNewThread { try store.replaceAll(with: articles) }
-            let info = try inspect("info", store.fileURL.path)
-            #expect(info.status == 0 && info.out.contains("Article  (\(articles.count) objects)") && info.out.contains("Multimedia  (embedded)"))
-            let dump = try inspect("dump", store.fileURL.path, "--class", "Article")
-            #expect(dump.out.split(separator: "\n").count == articles.count)
+    /// A file the example program writes (articles with authors, keywords and embedded media),
+    /// by running it on its bundled sample, reads whole through the inspector.
+    @Test func readsTheExamplesFile() throws {
+        try withTemporaryDirectory { dir in
+            let file = dir.appendingPathComponent("articles.realm")
+            let fetched = try run(builtExecutable(named: "ArticleCache"), ["fetch", "--database", file.path, "--format", "json"])
+            #expect(fetched.status == 0, "\(fetched.output)")
+            let count = fetched.output.split(separator: "\n").filter { $0.hasPrefix("{") }.count
+            try #require(count > 0)
+            let info = try inspect("info", file.path)
+            #expect(
+                info.status == 0 && info.out.contains("Article  (\(count) objects)") && info.out.contains("Multimedia  (embedded)"), "\(info.out)")
+            let dump = try inspect("dump", file.path, "--class", "Article")
+            #expect(dump.out.split(separator: "\n").count == count)
             #expect(dump.out.contains(#""multimedia":[{"#) && dump.out.contains(#""keywords":[""#))
+            let verify = try inspect("verify", file.path)
+            #expect(verify.status == 0 && verify.out.contains("sound"), "\(verify.out)")
         }
     }
 }
