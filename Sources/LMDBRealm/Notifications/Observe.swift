@@ -284,14 +284,7 @@ extension _ObjectBehaviors where Self: Object {
         keyPaths: [String]?, on queue: DispatchQueue, releaseSynchronously: Bool,
         _ block: @escaping @Sendable (ObjectChange<Self>) -> Void
     ) -> NotificationToken {
-        guard let realm = _realm else { fatalError("Only objects which are managed by a Realm support change notifications") }
-        realm.checkThread()
-        require(!isInvalidated, "Object has been deleted or invalidated.")
-        // Changes are reported from the version the object is read at now, however late the
-        // queue's realm opens.
-        let handover = ObjectHandover(
-            configuration: realm.configuration, info: ClassInfo.of(Self.self), key: _key,
-            baseline: realm.isInWriteTransactionUnchecked ? nil : realm.currentSnapshot())
+        let handover = observationHandover()
         return observeFromQueue(
             queue, configuration: handover.configuration, info: handover.info, keyPaths: keyPaths,
             releaseSynchronously: releaseSynchronously,
@@ -301,6 +294,21 @@ extension _ObjectBehaviors where Self: Object {
                     callback: block)
             },
             failed: { block(.error($0)) })
+    }
+}
+
+extension _ObjectBehaviors where Self: Object {
+    /// What finds this managed object again in a realm of another thread, queue or actor, with
+    /// the version changes are reported from: the one it is read at now, however late that
+    /// realm opens.
+    /// - Precondition: The object is managed, read on its realm's thread, and not deleted.
+    func observationHandover() -> ObjectHandover {
+        guard let realm = _realm else { fatalError("Only objects which are managed by a Realm support change notifications") }
+        realm.checkThread()
+        require(!isInvalidated, "Object has been deleted or invalidated.")
+        return ObjectHandover(
+            configuration: realm.configuration, info: ClassInfo.of(Self.self), key: _key,
+            baseline: realm.isInWriteTransactionUnchecked ? nil : realm.currentSnapshot())
     }
 }
 

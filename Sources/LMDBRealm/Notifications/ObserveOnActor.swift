@@ -45,12 +45,7 @@ extension _ObjectBehaviors where Self: Object {
         keyPaths: [String]? = nil, on actor: A, _isolation: isolated (any Actor)? = #isolation,
         _ block: @escaping @Sendable (isolated A, ObjectChange<Self>) -> Void
     ) async -> NotificationToken {
-        guard let realm = _realm else { fatalError("Only objects which are managed by a Realm support change notifications") }
-        realm.checkThread()
-        require(!isInvalidated, "Object has been deleted or invalidated.")
-        let handover = ObjectHandover(
-            configuration: realm.configuration, info: ClassInfo.of(Self.self), key: _key,
-            baseline: realm.isInWriteTransactionUnchecked ? nil : realm.currentSnapshot())
+        let handover = observationHandover()
         let deliver: @Sendable (ObjectChange<Self>) -> Void = { change in
             let delivered = OnActor(change)
             actor.assumeIsolated { block($0, delivered.value) }
