@@ -532,17 +532,7 @@ final class VerifyNote: Object {
 
     // MARK: - Random damage
 
-    /// A generator of the same numbers from the same seed (SplitMix64).
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
+    // Seeded by the test module's SeededGenerator (SplitMix64), so a failure names its seed.
 
     @Test(arguments: 0..<16) func randomDamageIsReportedWithoutCrashing(seed: UInt64) throws {
         try withTemporaryDirectory { dir in
