@@ -70,6 +70,17 @@ let package = Package(
             path: "Tests/RealmTestHelper",
             swiftSettings: strict
         ),
+        // The reliability battery (`make reliability`): crash trials, fault injection at every
+        // LMDB call, the soak; it runs copies of itself as the child processes it kills.
+        .executableTarget(
+            name: "ReliabilityBattery",
+            dependencies: [
+                "LMDBRealm", "LMDBKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Tests/Reliability",
+            swiftSettings: strict
+        ),
         .target(
             name: "TestSupport",
             dependencies: ["LMDBRealm", "LMDBKit"],

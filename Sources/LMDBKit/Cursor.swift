@@ -141,7 +141,7 @@ public struct Cursor: ~Copyable {
     private func move(_ op: MDB_cursor_op, key: UnsafeRawBufferPointer? = nil) throws -> Entry? {
         var k = MDB_val(mv_size: key?.count ?? 0, mv_data: UnsafeMutableRawPointer(mutating: key?.baseAddress))
         var v = MDB_val()
-        let rc = mdb_cursor_get(handle, &k, &v, op)
+        let rc = lmdb("mdb_cursor_get") { mdb_cursor_get(handle, &k, &v, op) }
         if rc == MDB_NOTFOUND { return nil }
         if rc != MDB_SUCCESS { try transaction.poisoned(rc, "mdb_cursor_get") }
         return Entry(
@@ -174,7 +174,7 @@ public struct Cursor: ~Copyable {
     package func seek(exactly key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws -> Entry? {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
-        let rc = mdb_cursor_get(handle, &k, &v, MDB_GET_BOTH)
+        let rc = lmdb("mdb_cursor_get") { mdb_cursor_get(handle, &k, &v, MDB_GET_BOTH) }
         if rc == MDB_NOTFOUND { return nil }
         if rc != MDB_SUCCESS { try transaction.poisoned(rc, "mdb_cursor_get") }
         return Entry(

@@ -119,7 +119,7 @@ public final class Environment: @unchecked Sendable {
         case .noMetaSync: flags |= UInt32(MDB_NOMETASYNC)
         case .noSync: flags |= UInt32(MDB_NOSYNC)
         }
-        try check(mdb_env_open(handle, path, flags, mdb_mode_t(options.fileMode)), "opening \(path)")
+        try check(lmdb("mdb_env_open") { mdb_env_open(handle, path, flags, mdb_mode_t(options.fileMode)) }, "opening \(path)")
 
         // Another process may have grown the map; adopt the size recorded in the file.
         var info = MDB_envinfo()
@@ -281,7 +281,7 @@ public final class Environment: @unchecked Sendable {
     /// Flushes buffered commits to disk, for environments opened with relaxed durability.
     /// The corresponding LMDB function is `mdb_env_sync`.
     public func sync() throws {
-        try check(mdb_env_sync(handle, 1), "mdb_env_sync on \(path)")
+        try check(lmdb("mdb_env_sync") { mdb_env_sync(handle, 1) }, "mdb_env_sync on \(path)")
     }
 
     // MARK: - Named databases
@@ -321,7 +321,7 @@ public final class Environment: @unchecked Sendable {
         if let db = lock.withLock({ databases[name] }) { return db }
         let txn = try Transaction(environment: self, readOnly: !create || options.readOnly)
         var dbi = MDB_dbi()
-        let rc = mdb_dbi_open(txn.handle, name, flags | (create ? UInt32(MDB_CREATE) : 0), &dbi)
+        let rc = lmdb("mdb_dbi_open") { mdb_dbi_open(txn.handle, name, flags | (create ? UInt32(MDB_CREATE) : 0), &dbi) }
         if rc == MDB_NOTFOUND {
             txn.abort()
             return nil
@@ -423,7 +423,7 @@ public final class Environment: @unchecked Sendable {
                     context: "growing the map of \(path): \(activeTransactions) transaction(s) of this process stayed open")
             }
         }
-        try check(mdb_env_set_mapsize(handle, newSize), "mdb_env_set_mapsize on \(path)")
+        try check(lmdb("mdb_env_set_mapsize") { mdb_env_set_mapsize(handle, newSize) }, "mdb_env_set_mapsize on \(path)")
         var info = MDB_envinfo()
         try check(mdb_env_info(handle, &info), "mdb_env_info")
         currentMapSize = info.me_mapsize

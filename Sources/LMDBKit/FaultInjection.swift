@@ -20,6 +20,26 @@ import Synchronization
     nonisolated(unsafe) private static var plan: [String: Fault] = [:]
     // nonisolated(unsafe): `plan` is only read or written while `lock` is held.
 
+    /// What happens at the chosen call of the whole sequence of wrapped calls.
+    public enum Action: Sendable, Equatable {
+        /// The call returns this error instead of running.
+        case fail(LMDBError)
+        /// The process ends with `SIGKILL` instead of making the call: a crash at that instant.
+        case kill
+    }
+
+    private struct SequenceFault {
+        /// Wrapped calls still to let through before the chosen one.
+        var skip: Int
+        /// Only calls of this function count, when set.
+        var function: String?
+        var action: Action
+    }
+
+    nonisolated(unsafe) private static var sequenceFault: SequenceFault?
+    nonisolated(unsafe) private static var log: [String]?
+    // nonisolated(unsafe): both are only read or written while `lock` is held.
+
     private struct Fault {
         var code: Int32
         /// Calls to let through before failing.
@@ -35,9 +55,36 @@ import Synchronization
         armed.store(true, ordering: .releasing)
     }
 
-    /// Removes every planned failure.
+    /// Applies `action` at the `number`-th wrapped LMDB call from now (1 is the next one) of
+    /// `function`, or of any function when it is `nil`: the way to reach every call of a
+    /// workload in turn.
+    public static func at(call number: Int, of function: String? = nil, _ action: Action) {
+        precondition(number >= 1, "calls are numbered from 1")
+        lock.withLock { sequenceFault = SequenceFault(skip: number - 1, function: function, action: action) }
+        armed.store(true, ordering: .releasing)
+    }
+
+    /// Starts recording the name of every wrapped LMDB call, injecting nothing by itself.
+    public static func startRecording() {
+        lock.withLock { log = [] }
+        armed.store(true, ordering: .releasing)
+    }
+
+    /// The names of the wrapped calls made since ``startRecording()``, in order; recording stops.
+    public static func stopRecording() -> [String] {
+        lock.withLock {
+            defer { log = nil }
+            return log ?? []
+        }
+    }
+
+    /// Removes every planned failure and stops recording.
     public static func reset() {
-        lock.withLock { plan.removeAll() }
+        lock.withLock {
+            plan.removeAll()
+            sequenceFault = nil
+            log = nil
+        }
         armed.store(false, ordering: .releasing)
     }
 
@@ -50,6 +97,22 @@ import Synchronization
 
     private static func take(_ function: String) -> Int32? {
         lock.withLock {
+            log?.append(function)
+            if var fault = sequenceFault, fault.function == nil || fault.function == function {
+                if fault.skip > 0 {
+                    fault.skip -= 1
+                    sequenceFault = fault
+                } else {
+                    sequenceFault = nil
+                    switch fault.action {
+                    case .fail(let error): return error.code
+                    case .kill:
+                        Foundation.kill(getpid(), SIGKILL)
+                        // SIGKILL cannot be caught; this line is never reached.
+                        fatalError("SIGKILL was not delivered")
+                    }
+                }
+            }
             guard var fault = plan[function], fault.remaining > 0 else { return nil }
             if fault.skip > 0 {
                 fault.skip -= 1

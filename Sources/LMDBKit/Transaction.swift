@@ -213,7 +213,7 @@ public struct Transaction: ~Copyable {
             environment.setDBILockOwner(pthread_self())
         }
         var dbi = MDB_dbi()
-        let rc = mdb_dbi_open(handle, name, flags, &dbi)
+        let rc = lmdb("mdb_dbi_open") { mdb_dbi_open(handle, name, flags, &dbi) }
         if rc == MDB_NOTFOUND && flags & UInt32(MDB_CREATE) == 0 { return nil }
         if rc != MDB_SUCCESS { try unsafe.poisoned(rc, "opening database '\(name)' in \(environment.path)") }
         // Published to the environment when this transaction commits: until then no other
