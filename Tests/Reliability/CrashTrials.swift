@@ -37,7 +37,9 @@ struct CrashTrials {
             let kinds = byKind.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
             var text = "crash trials: \(trials) (\(kinds)), \(acknowledgedCommits) commits acknowledged, \(lostCommits) lost, "
             text += "\(failures.count) failed, \(String(format: "%.0f", seconds)) s"
-            text += "\n  a migration makes \(migrationCalls) LMDB calls; " + outcomes.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")
+            text +=
+                "\n  a migration makes \(migrationCalls) LMDB calls; "
+                + outcomes.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")
             for failure in failures.prefix(10) { text += "\n  FAILED \(failure)" }
             return text
         }
@@ -87,16 +89,22 @@ struct CrashTrials {
                 let status = child.waitForExit()
                 let problems = try Logbook.problems(logbook, count: 300)
                 let migrated = try schemaVersionAtURL(URL(fileURLWithPath: logbook)) == 3
-                result.outcomes[status.signal == SIGKILL ? (migrated ? "migration killed after its commit" : "migration killed before its commit") : "migration not reached by its kill", default: 0] += 1
+                result.outcomes[
+                    status.signal == SIGKILL
+                        ? (migrated ? "migration killed after its commit" : "migration killed before its commit")
+                        : "migration not reached by its kill", default: 0] += 1
                 if !problems.isEmpty || (status.signal != SIGKILL && status.code != 0) {
-                    result.failures.append("\(label): migration killed at call \(call), ended \(status): \(problems.joined(separator: "; ")) \(child.errorOutput)")
+                    result.failures.append(
+                        "\(label): migration killed at call \(call), ended \(status): \(problems.joined(separator: "; ")) \(child.errorOutput)")
                 }
             } else {
                 var arguments = ["child-workload", path]
                 let atCall = trial % 5 == 2 || trial % 5 == 3
                 if atCall {
                     let function = Self.killedFunctions[Int(random.next(below: UInt64(Self.killedFunctions.count)))]
-                    arguments += ["--after-commits", "\(random.next(below: 4))", "--kill-at-call", "\(random.next(below: function == nil ? 300 : 40) + 1)"]
+                    arguments += [
+                        "--after-commits", "\(random.next(below: 4))", "--kill-at-call", "\(random.next(below: function == nil ? 300 : 40) + 1)",
+                    ]
                     if let function { arguments += ["--of", function] }
                     result.byKind["at an LMDB call", default: 0] += 1
                 } else {
@@ -113,7 +121,9 @@ struct CrashTrials {
                 // A child killed at its chosen call is gone already; one that commits on past
                 // `wanted` (its call was never reached) is killed here.
                 kill(child.process.processIdentifier, SIGKILL)
-                if atCall { result.outcomes[child.endedBeforeWanted ? "killed at the chosen call" : "chosen call not reached, killed", default: 0] += 1 }
+                if atCall {
+                    result.outcomes[child.endedBeforeWanted ? "killed at the chosen call" : "chosen call not reached, killed", default: 0] += 1
+                }
                 let status = child.waitForExit()
                 let acks = child.acknowledged
                 if status.signal != SIGKILL {

@@ -78,7 +78,8 @@ enum Logbook {
             let realm = try Realm(configuration: configurationV0(path))
             let entries = realm.objects(LogbookV0.self)
             if entries.count != count { problems.append("version 0 holds \(entries.count) entries, not \(count)") }
-            for entry in entries where entry.words != entry.id % 500 || entry.place != String(entry.id % 90) || Array(entry.tags) != ["t\(entry.id % 7)", "all"] {
+            for entry in entries
+            where entry.words != entry.id % 500 || entry.place != String(entry.id % 90) || Array(entry.tags) != ["t\(entry.id % 7)", "all"] {
                 problems.append("version 0 entry \(entry.id) is not as written")
                 break
             }

@@ -83,7 +83,7 @@ final class Child {
 }
 
 /// A directory of its own under the system's temporary directory.
-struct TemporaryFolder {
+struct TemporaryFolder: Sendable {
     let url: URL
     init(_ name: String) throws {
         url = FileManager.default.temporaryDirectory.appendingPathComponent("reliability-\(name)-\(UUID().uuidString)")

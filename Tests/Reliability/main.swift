@@ -6,7 +6,8 @@ struct ReliabilityBattery: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Crash trials, fault injection and soak of LMDBRealm files.",
         subcommands: [
-            CrashCommand.self, ChildWorkloadCommand.self, ChildMigrateCommand.self, WriteLogbookCommand.self,
+            CrashCommand.self, ChildWorkloadCommand.self, ChildMigrateCommand.self, WriteLogbookCommand.self, FaultsCommand.self,
+            ChildFaultsCommand.self, ReportCommand.self, CorruptCommand.self, ChildReadCommand.self,
         ])
 }
 
