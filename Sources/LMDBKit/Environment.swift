@@ -106,6 +106,16 @@ public final class Environment: @unchecked Sendable {
         self.options = options
         self.currentMapSize = min(options.mapSize, options.maximumMapSize)
 
+        // LMDB stops the process when a cursor meets a page that cannot be (its assertions
+        // cannot be turned off); the message then names the file and the way to examine it.
+        mdb_env_set_assert(handle) { env, message in
+            var path: UnsafePointer<CChar>?
+            if let env { mdb_env_get_path(env, &path) }
+            let file = path.map { String(cString: $0) } ?? "?"
+            let what = message.map { String(cString: $0) } ?? "?"
+            FileHandle.standardError.write(
+                Data("The file '\(file)' is damaged: LMDB stopped on one of its pages (\(what)). 'lmdbrealm verify \(file)' reports what is damaged.\n".utf8))
+        }
         try check(mdb_env_set_maxreaders(handle, UInt32(options.maxReaders)), "mdb_env_set_maxreaders")
         try check(mdb_env_set_maxdbs(handle, MDB_dbi(options.maxDatabases)), "mdb_env_set_maxdbs")
         try check(mdb_env_set_mapsize(handle, currentMapSize), "mdb_env_set_mapsize")
@@ -120,6 +130,7 @@ public final class Environment: @unchecked Sendable {
         case .noSync: flags |= UInt32(MDB_NOSYNC)
         }
         try check(lmdb("mdb_env_open") { mdb_env_open(handle, path, flags, mdb_mode_t(options.fileMode)) }, "opening \(path)")
+        try checkMetaPages()
 
         // Another process may have grown the map; adopt the size recorded in the file.
         var info = MDB_envinfo()

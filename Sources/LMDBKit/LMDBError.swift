@@ -21,14 +21,19 @@ public struct LMDBError: Error, Hashable, Sendable, CustomStringConvertible {
     public let code: Int32
     /// What was being done, and on which file, when the error happened.
     public let context: String
+    /// What LMDBKit found wrong, when it found the error itself rather than LMDB (a meta page
+    /// out of place, say); replaces LMDB's description of the code in ``reason``.
+    public let finding: String?
 
-    public init(code: Int32, context: String = "") {
+    public init(code: Int32, context: String = "", finding: String? = nil) {
         self.code = code
         self.context = context
+        self.finding = finding
     }
 
-    /// LMDB's own description of the code, from `mdb_strerror`.
+    /// LMDB's own description of the code, from `mdb_strerror`, or what LMDBKit found.
     public var reason: String {
+        if let finding { return finding }
         if code == LMDBError.optionsConflict.code {
             return "the environment is already open in this process with other options"
         }

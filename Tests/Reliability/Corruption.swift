@@ -71,10 +71,12 @@ struct CorruptionTrials {
         let start = Date()
         let folder = try TemporaryFolder("corrupt")
         defer { folder.remove() }
+        // A compacted copy: nearly every page is live, so nearly every damage hits data.
         let original = folder.path("original.realm")
         do {
-            let realm = try Realm(configuration: Workload.configuration(original))
+            let realm = try Realm(configuration: Workload.configuration(folder.path("written.realm")))
             for n in 0..<120 { try realm.write { Workload.apply(n, in: realm) } }
+            try realm.writeCopy(toFile: URL(fileURLWithPath: original))
         }
         let pristine = try Data(contentsOf: URL(fileURLWithPath: original))
         let reference = try Child.start(["child-read", original])

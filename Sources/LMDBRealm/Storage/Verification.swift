@@ -69,6 +69,15 @@ final class StoreVerifier {
     /// - Throws: The file's error when it cannot be read for a reason other than damage (an
     ///   I/O error, say). Damage LMDB itself detects in a database's pages is a finding.
     func run(openTable: (String) throws -> Table?) throws {
+        // The pages first, as bytes: a cursor on a damaged page could stop the process.
+        let pageProblems = try file.environment.checkPages()
+        if !pageProblems.isEmpty {
+            for problem in pageProblems {
+                let className = problem.database.flatMap { $0.hasPrefix("class_") ? String($0.dropFirst(6)) : nil }
+                report(.damagedDatabase, className, nil, "The file's pages are damaged: \(problem)")
+            }
+            return
+        }
         try checkCatalog(openTable)
         for table in tables {
             try walking("The table of '\(table.className)'", className: table.className) { total += try view.count(of: table) }

@@ -1,0 +1,97 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import LMDBRealm
+
+final class PagedNote: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted(indexed: true) var topic = ""
+    @Persisted var text = ""
+}
+
+/// Damage LMDB itself would trust — a page out of place, a zeroed page, swapped meta pages, a
+/// file cut short — is found by reading the pages as bytes: at open (the meta pages) or by
+/// `verify` before any cursor touches them, never by a crash of the process.
+@Suite struct PageCheckTests {
+    static let pageSize = 4_096
+
+    /// A compacted file of 600 notes (most of its pages hold data), closed; its bytes.
+    func writeFile(in dir: URL) throws -> (URL, Data) {
+        let written = dir.appendingPathComponent("written.realm")
+        let url = dir.appendingPathComponent("notes.realm")
+        let realm = try Realm(configuration: Realm.Configuration(fileURL: written, objectTypes: [PagedNote.self]))
+        try realm.write {
+            for id in 0..<600 {
+                let note = PagedNote()
+                note.id = id
+                note.topic = "topic \(id % 17)"
+                note.text = String(repeating: "note \(id) ", count: 12)
+                realm.add(note)
+            }
+        }
+        try realm.writeCopy(toFile: url)
+        return (url, try Data(contentsOf: url))
+    }
+
+    func open(_ url: URL) throws -> Realm {
+        try Realm(configuration: Realm.Configuration(fileURL: url, objectTypes: [PagedNote.self]))
+    }
+
+    @Test func swappedMetaPagesAreRefusedAtOpenNamingTheFile() throws {
+        try withTemporaryDirectory { dir in
+            let (url, bytes) = try writeFile(in: dir)
+            var damaged = bytes
+            damaged.replaceSubrange(0..<Self.pageSize, with: bytes[Self.pageSize..<2 * Self.pageSize])
+            damaged.replaceSubrange(Self.pageSize..<2 * Self.pageSize, with: bytes[0..<Self.pageSize])
+            try damaged.write(to: url)
+            let error = try #require(throws: Realm.Error.self) { try open(url) }
+            #expect(error.code == .invalidDatabase)
+            #expect(error.description.contains(url.path) && error.description.contains("meta page"), "\(error)")
+        }
+    }
+
+    @Test func aFileCutShortIsRefusedAtOpenOrFoundByVerify() throws {
+        try withTemporaryDirectory { dir in
+            let (url, bytes) = try writeFile(in: dir)
+            try bytes.prefix(bytes.count - Self.pageSize * 3).write(to: url)
+            do {
+                let report = try open(url).verify()
+                #expect(report.findings.contains { $0.kind == .damagedDatabase && $0.message.contains("cut short") }, "\(report)")
+            } catch let error as Realm.Error {
+                #expect(error.code == .invalidDatabase)
+            }
+        }
+    }
+
+    /// Every page after the meta pages in turn, zeroed or replaced by its neighbour: verify
+    /// reports it (or it was not a page the newest version uses), and never stops the process.
+    @Test(arguments: ["zeroed", "copied"]) func damagedPagesAreFindingsNotCrashes(_ damage: String) throws {
+        try withTemporaryDirectory { dir in
+            let (_, bytes) = try writeFile(in: dir)
+            let pages = bytes.count / Self.pageSize
+            var found = 0
+            for page in 2..<pages {
+                var damaged = bytes
+                let range = page * Self.pageSize..<(page + 1) * Self.pageSize
+                if damage == "zeroed" {
+                    damaged.replaceSubrange(range, with: Data(count: Self.pageSize))
+                } else {
+                    let source = page == 2 ? 3 : page - 1
+                    damaged.replaceSubrange(range, with: bytes[source * Self.pageSize..<(source + 1) * Self.pageSize])
+                }
+                let copy = dir.appendingPathComponent("\(damage)-\(page).realm")
+                try damaged.write(to: copy)
+                do {
+                    let report = try open(copy).verify()
+                    if report.findings.contains(where: { $0.kind == .damagedDatabase && $0.message.contains("page \(page)") }) { found += 1 }
+                } catch let error as Realm.Error {
+                    #expect(error.code == .invalidDatabase, "page \(page): \(error)")
+                    found += 1
+                }
+            }
+            // A compacted file has no free pages: every page is part of the newest version.
+            #expect(found == pages - 2, "\(found) of \(pages - 2) damaged pages were found")
+        }
+    }
+}
