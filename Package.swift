@@ -26,9 +26,11 @@ let package = Package(
             providers: [.apt(["liblmdb-dev"])]
         ),
         .target(name: "LMDBKit", dependencies: ["CLMDB"], swiftSettings: strict),
+        // CRC-32C with the processor's instruction: the checksum of every record.
+        .target(name: "CRC32C"),
         .target(
             name: "LMDBRealm",
-            dependencies: ["LMDBKit"],
+            dependencies: ["LMDBKit", "CRC32C"],
             swiftSettings: strict
         ),
         // `lmdbrealm`, the command-line inspector.

@@ -1,18 +1,28 @@
-/// The stored form of one object: a versioned header, an offset table, then the field bytes.
+import CRC32C
+
+/// The stored form of one object: a versioned header, an offset table, the field bytes, then
+/// a checksum of everything before it.
 ///
 /// ```
-/// byte 0       format version (1)
+/// byte 0       format version (2; 1: a record written before checksums, without its last 4 bytes)
 /// byte 1       reserved (0)
 /// bytes 2..<4  column count n, UInt16 little-endian
 /// bytes 4..<4+4n  for each column, the end offset of its bytes within the data area,
 ///                 UInt32 little-endian; bit 31 set means the value is null
 /// 4+4n...      the data area: the columns' bytes, back to back
+/// last 4 bytes the CRC-32C of every byte before them, UInt32 little-endian
 /// ```
 ///
 /// A field is read in constant time from the offset table without decoding anything else,
-/// straight from the memory map. Integers and floating-point values are little-endian.
+/// straight from the memory map. Integers and floating-point values are little-endian. The
+/// checksum is checked on every read when the configuration asks for it, and always by
+/// `verify`: LMDB keeps no checksums, and a flipped bit would otherwise read as another value.
 enum Record {
-    static let version: UInt8 = 1
+    /// The version written: with a checksum.
+    static let version: UInt8 = 2
+    /// The version of records written before checksums, still read.
+    static let uncheckedVersion: UInt8 = 1
+    static let checksumSize = 4
     static let nullBit: UInt32 = 1 << 31
     static let offsetMask: UInt32 = ~nullBit
 
@@ -27,19 +37,53 @@ enum Record {
     /// - Returns: `nil` if the header is sound, else what is wrong with it.
     @inline(__always)
     static func checkHeader(_ record: UnsafeRawBufferPointer, columns: Int) -> String? {
-        guard record.count >= 4, record[0] == version,
+        guard record.count >= 4, record[0] == version || record[0] == uncheckedVersion,
             Int(UInt16(littleEndian: record.loadUnaligned(fromByteOffset: 2, as: UInt16.self))) == columns,
-            record.count >= headerSize(columns: columns)
+            record.count >= headerSize(columns: columns) + trailerSize(record.baseAddress!)
         else { return describeHeader(record, columns: columns) }
         return nil
     }
 
     private static func describeHeader(_ record: UnsafeRawBufferPointer, columns: Int) -> String {
         guard record.count >= 4 else { return "record of \(record.count) bytes is shorter than its header" }
-        guard record[0] == version else { return "record format version \(record[0]) is not \(version)" }
+        guard record[0] == version || record[0] == uncheckedVersion else { return "record format version \(record[0]) is not \(version)" }
         let n = Int(UInt16(littleEndian: record.loadUnaligned(fromByteOffset: 2, as: UInt16.self)))
         guard n == columns else { return "record has \(n) columns, the schema \(columns)" }
         return "record of \(record.count) bytes is shorter than its offset table"
+    }
+
+    /// The bytes after the data area: the checksum of a record of the current version.
+    @inline(__always)
+    static func trailerSize(_ record: UnsafeRawPointer) -> Int {
+        record.load(as: UInt8.self) == version ? checksumSize : 0
+    }
+
+    /// What is wrong with the checksum of a record whose header passed
+    /// ``checkHeader(_:columns:)``; `nil` if it matches (or the record has none).
+    @inline(__always)
+    static func checksumProblem(_ record: UnsafeRawBufferPointer) -> String? {
+        guard record[0] == version else { return nil }
+        let body = record.count - checksumSize
+        let stored = UInt32(littleEndian: record.loadUnaligned(fromByteOffset: body, as: UInt32.self))
+        let computed = lmdbrealm_crc32c(0, record.baseAddress!, body)
+        if stored == computed { return nil }
+        return "its checksum is \(hex(stored)), its bytes' \(hex(computed))"
+    }
+
+    /// `record` with its checksum computed again over its bytes: what a writer that made the
+    /// damage itself would store (tests of the checks behind the checksum use it).
+    static func resealed(_ record: [UInt8]) -> [UInt8] {
+        guard record.count >= 4 + checksumSize, record[0] == version else { return record }
+        var bytes = record
+        let body = bytes.count - checksumSize
+        let checksum = bytes.withUnsafeBytes { lmdbrealm_crc32c(0, $0.baseAddress!, body) }
+        withUnsafeBytes(of: checksum.littleEndian) { bytes.replaceSubrange(body..., with: $0) }
+        return bytes
+    }
+
+    private static func hex(_ value: UInt32) -> String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: 8 - digits.count) + digits
     }
 
     /// The result of reading one field.
@@ -63,8 +107,9 @@ enum Record {
             ? 0 : UInt32(littleEndian: record.loadUnaligned(fromByteOffset: 4 * column, as: UInt32.self)) & offsetMask
         let end = raw & offsetMask
         let base = headerSize(columns: n)
-        guard start <= end, Int(end) <= size - base else {
-            return .damaged("column \(column) spans bytes \(start)..<\(end) of a \(size - base)-byte data area")
+        let dataSize = size - base - trailerSize(record)
+        guard start <= end, Int(end) <= dataSize else {
+            return .damaged("column \(column) spans bytes \(start)..<\(end) of a \(dataSize)-byte data area")
         }
         if fixedSize > 0 && end - start != UInt32(fixedSize) {
             return .damaged("column \(column) holds \(end - start) bytes, its type \(fixedSize)")
@@ -82,6 +127,8 @@ final class RecordWriter {
     private var columns = 0
     private var column = 0
     private var dataStart = 0
+    /// Whether the checksum follows the fields (it is added once the record is finished).
+    private var sealed = false
 
     init(capacity: Int = 4096) {
         self.capacity = capacity
@@ -119,12 +166,13 @@ final class RecordWriter {
         buffer.storeBytes(of: UInt16(truncatingIfNeeded: columns).littleEndian, toByteOffset: 2, as: UInt16.self)
         count = header
         dataStart = header
+        sealed = false
     }
 
     /// Appends the next column's bytes, or a null.
     @inline(__always)
     func append(_ field: UnsafeRawBufferPointer?) {
-        require(column < columns, "record has more fields than columns")
+        require(column < columns && !sealed, "record has more fields than columns")
         var entry: UInt32
         if let field {
             let n = field.count
@@ -139,9 +187,16 @@ final class RecordWriter {
         column += 1
     }
 
-    /// The finished record.
+    /// The finished record, with its checksum.
     func withRecord<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         require(column == columns, "record has \(column) of its \(columns) fields")
+        if !sealed {
+            reserve(Record.checksumSize)
+            let checksum = lmdbrealm_crc32c(0, buffer, count)
+            buffer.storeBytes(of: checksum.littleEndian, toByteOffset: count, as: UInt32.self)
+            count += Record.checksumSize
+            sealed = true
+        }
         return try body(UnsafeRawBufferPointer(start: buffer, count: count))
     }
 }

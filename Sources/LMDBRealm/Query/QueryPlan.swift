@@ -371,7 +371,7 @@ enum FieldPosition {
         if sizes[..<column].allSatisfy({ $0 > 0 }) {
             self = .fromStart(Record.headerSize(columns: table.columnCount) + sizes[..<column].reduce(0, +))
         } else if sizes[column...].allSatisfy({ $0 > 0 }) {
-            self = .fromEnd(sizes[column...].reduce(0, +))
+            self = .fromEnd(sizes[column...].reduce(0, +) + Record.checksumSize)
         } else {
             return nil
         }

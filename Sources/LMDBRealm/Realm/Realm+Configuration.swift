@@ -98,6 +98,14 @@ extension Realm {
         /// ``RealmError/Code/tooManyActiveVersions`` instead, and the write is rolled back.
         public var maximumNumberOfActiveVersions: UInt?
 
+        /// Whether every record read is checked against its checksum (the default). LMDB keeps
+        /// no checksums of its own: without this, a bit flipped on the disk reads as another
+        /// value. A record whose checksum does not match stops the process with a message
+        /// naming the file and the class (``Realm/verify(progress:)`` reports it instead, and
+        /// always checks checksums). The first handle of a file in a process decides for every
+        /// handle of that file in it.
+        public var verifiesChecksums = true
+
         /// Whether the writes of realms opened with this configuration record what they change
         /// for observers (the default). Without it, observers compare the two versions record
         /// by record, as they do for other processes' commits. For tests of that comparison.
@@ -195,6 +203,6 @@ extension StoreFile.Options {
         self.init(
             url: configuration.resolvedFileURL, readOnly: configuration.readOnly,
             maximumFileSize: configuration.maximumFileSize, maximumNumberOfReaders: configuration.maximumNumberOfReaders,
-            isInMemory: configuration.inMemoryIdentifier != nil)
+            isInMemory: configuration.inMemoryIdentifier != nil, verifiesChecksums: configuration.verifiesChecksums)
     }
 }

@@ -67,6 +67,8 @@ final class StoreFile: @unchecked Sendable {
         /// The file backs an in-memory realm: commits are not flushed, a file left by an
         /// earlier holder is discarded, and the file is deleted when the last handle closes.
         var isInMemory = false
+        /// Every record read is checked against its checksum.
+        var verifiesChecksums = true
     }
 
     /// The reader slots of processes that died, cleared when this process opened the file.
@@ -74,6 +76,9 @@ final class StoreFile: @unchecked Sendable {
 
     /// Whether the file backs an in-memory realm (deleted with its last handle).
     private(set) var isInMemory = false
+    /// Whether every record read is checked against its checksum; set, like `isInMemory`,
+    /// before the file is registered, and never changed after.
+    private(set) var verifiesChecksums = true
 
     /// What a realm opening the file last found its schema to match (see
     /// `Realm.migrateIfNeeded`), so that opening it again the same way checks nothing; guarded
@@ -107,6 +112,7 @@ final class StoreFile: @unchecked Sendable {
             if let file = registry[environment.path]?.file { return file }
             let file = try load(environment, url: url, readOnly: configuration.readOnly)
             file.isInMemory = configuration.isInMemory
+            file.verifiesChecksums = configuration.verifiesChecksums
             file.announcer = makeAnnouncer(file)
             registry[environment.path] = Weak(file: file)
             return file

@@ -76,6 +76,7 @@ final class Table: @unchecked Sendable {
     @inline(__always)
     func checkRecord(_ record: UnsafeRawBufferPointer, in file: StoreFile) {
         if let problem = Record.checkHeader(record, columns: columnCount) { damaged(problem, in: file) }
+        if file.verifiesChecksums, let problem = Record.checksumProblem(record) { damaged(problem, in: file) }
     }
 
     private func damaged(_ problem: String, in file: StoreFile) -> Never {

@@ -299,6 +299,7 @@ final class StoreVerifier {
     /// What is wrong with the record `record` stored under `key` in `table`, or `nil`.
     private func recordProblem(key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer, of table: Table, columns: [Column]) -> String? {
         if let problem = Record.checkHeader(record, columns: table.columnCount) { return "The \(problem)" }
+        if let problem = Record.checksumProblem(record) { return "The record is damaged: \(problem)" }
         if table.primaryKeyColumn == nil && key.count != 8 {
             return "Its key has \(key.count) bytes; an object without a primary key has an 8-byte key"
         }

@@ -1,6 +1,7 @@
 import Foundation
-@testable import LMDBRealm
 import Testing
+
+@testable import LMDBRealm
 
 /// The record format: what `RecordWriter` writes reads back field by field through
 /// `Record.field`, and a record damaged on disk is named as damaged, by its header check or by
@@ -80,6 +81,10 @@ import Testing
     ]
     static let sampleFixedSizes: [Int32] = [8, 8, 0, 0, 16, 1, 0, 8]
 
+    static func checksumProblem(_ bytes: [UInt8]) -> String? {
+        bytes.withUnsafeBytes { Record.checksumProblem($0) }
+    }
+
     // MARK: - Writing and reading
 
     @Test func aWrittenRecordReadsBackFieldByField() {
@@ -89,7 +94,8 @@ import Testing
         #expect(bytes[0] == Record.version)
         #expect(bytes[2] == UInt8(Self.sample.count) && bytes[3] == 0, "column count, little-endian")
         let dataSize = Self.sample.reduce(0) { $0 + ($1?.count ?? 0) }
-        #expect(bytes.count == Record.headerSize(columns: Self.sample.count) + dataSize)
+        #expect(bytes.count == Record.headerSize(columns: Self.sample.count) + dataSize + Record.checksumSize)
+        #expect(Self.checksumProblem(bytes) == nil)
         for (column, field) in Self.sample.enumerated() {
             let expected: Read = field.map { .value($0) } ?? .null
             #expect(Self.read(bytes, column: column) == expected, "column \(column), no size check")
@@ -103,7 +109,7 @@ import Testing
         // An empty value and a null at the first column, between values, and at the end.
         let fields: [[UInt8]?] = [[], nil, [7], nil, [], [8, 9], [], nil]
         let bytes = Self.record(fields)
-        #expect(bytes.count == Record.headerSize(columns: fields.count) + 3)
+        #expect(bytes.count == Record.headerSize(columns: fields.count) + 3 + Record.checksumSize)
         for (column, field) in fields.enumerated() {
             #expect(Self.read(bytes, column: column) == (field.map { .value($0) } ?? .null), "column \(column)")
         }
@@ -112,11 +118,35 @@ import Testing
         #expect(Self.read(nullFirst, column: 1) == .value([1, 2, 3]))
     }
 
-    @Test func aRecordOfNoColumnsIsItsHeaderAlone() {
+    @Test func aRecordOfNoColumnsIsItsHeaderAndChecksumAlone() {
         let bytes = Self.record([])
-        #expect(bytes == [Record.version, 0, 0, 0])
+        #expect(bytes.prefix(4) == [Record.version, 0, 0, 0] && bytes.count == 4 + Record.checksumSize)
         #expect(Self.checkHeader(bytes, columns: 0) == nil)
         #expect(Self.checkHeader(bytes, columns: 1) != nil)
+    }
+
+    @Test func aRecordWrittenBeforeChecksumsStillReads() {
+        var bytes = Self.record(Self.sample)
+        bytes.removeLast(Record.checksumSize)
+        bytes[0] = Record.uncheckedVersion
+        #expect(Self.checkHeader(bytes, columns: Self.sample.count) == nil)
+        #expect(Self.checksumProblem(bytes) == nil)
+        for (column, field) in Self.sample.enumerated() {
+            #expect(Self.read(bytes, column: column) == (field.map { .value($0) } ?? .null), "column \(column)")
+        }
+    }
+
+    @Test func everyFlippedBitFailsTheChecksum() {
+        let good = Self.record(Self.sample)
+        for byte in good.indices {
+            for bit in 0..<8 {
+                var bytes = good
+                bytes[byte] ^= 1 << bit
+                // A flip in the version byte makes another format; the header check names it.
+                if Self.checkHeader(bytes, columns: Self.sample.count) != nil { continue }
+                #expect(Self.checksumProblem(bytes) != nil, "byte \(byte), bit \(bit)")
+            }
+        }
     }
 
     @Test func aReusedWriterStartsEachRecordAfresh() {
@@ -144,8 +174,11 @@ import Testing
         let bytes = Self.record(Self.sample)
         #expect(Self.checkHeader(bytes, columns: Self.sample.count) == nil)
         // The header check looks at the header only: a record with its data area cut off
-        // passes it, and is caught field by field (see `aRecordCutShortDamagesOnlyTheFieldsPastTheCut`).
-        #expect(Self.checkHeader(Array(bytes.prefix(Record.headerSize(columns: Self.sample.count))), columns: Self.sample.count) == nil)
+        // (as long as its header and a checksum) passes it, and is caught field by field (see
+        // `aRecordCutShortDamagesOnlyTheFieldsPastTheCut`) and by its checksum.
+        let cut = Array(bytes.prefix(Record.headerSize(columns: Self.sample.count) + Record.checksumSize))
+        #expect(Self.checkHeader(cut, columns: Self.sample.count) == nil)
+        #expect(Self.checksumProblem(cut) != nil)
     }
 
     @Test func checkHeaderNamesARecordShorterThanItsHeader() {
@@ -156,11 +189,11 @@ import Testing
     }
 
     @Test func checkHeaderNamesAnotherFormatVersion() {
-        for version: UInt8 in [0, 2, 0xFF] {
+        for version: UInt8 in [0, 3, 0xFF] {
             var bytes = Self.record([Self.int(1), [2]])
             bytes[0] = version
             let problem = Self.checkHeader(bytes, columns: 2)
-            #expect(problem?.contains("format version \(version) is not 1") == true, "\(problem ?? "nil")")
+            #expect(problem?.contains("format version \(version) is not 2") == true, "\(problem ?? "nil")")
         }
     }
 
@@ -195,7 +228,7 @@ import Testing
     @Test func anOffsetPastTheEndOfTheRecordIsDamage() {
         let fields: [[UInt8]?] = [Self.int(5), Array("abc".utf8), [1]]
         let good = Self.record(fields)
-        let dataSize = good.count - Record.headerSize(columns: fields.count)
+        let dataSize = good.count - Record.headerSize(columns: fields.count) - Record.checksumSize
         for column in fields.indices {
             var bytes = good
             Self.setOffsetEntry(UInt32(dataSize + 1), column: column, of: &bytes)

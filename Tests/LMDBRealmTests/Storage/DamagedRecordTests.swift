@@ -1,8 +1,9 @@
 import Foundation
 @_spi(Testing) import LMDBKit
-@testable import LMDBRealm
 import TestSupport
 import Testing
+
+@testable import LMDBRealm
 
 /// A record damaged on disk is never read as a wrong value: reading it stops the process with
 /// a message that names the file and the class and says the realm is damaged, while the
@@ -43,7 +44,9 @@ import Testing
     ///
     /// - Returns: The record as it was.
     @discardableResult
-    static func damageRecord(ofArticle id: String, in config: Realm.Configuration, _ damage: (inout [UInt8]) -> Void) throws -> [UInt8] {
+    static func damageRecord(
+        ofArticle id: String, in config: Realm.Configuration, resealing: Bool = true, _ damage: (inout [UInt8]) -> Void
+    ) throws -> [UInt8] {
         // The table's key is the encoded primary key: a tag byte, then the string's UTF-8.
         var key: [UInt8] = []
         Array(id.utf8).withUnsafeBytes { KeyEncoding.append($0, type: .string, to: &key) }
@@ -59,12 +62,21 @@ import Testing
                 }
                 var damaged = record
                 damage(&damaged)
-                try txn.put(damaged, forKey: key, in: table)
+                // The checksum made again: these are a writer's mistakes, which the checks behind
+                // the checksum find (a checksum that does not match is tested on its own).
+                try txn.put(resealing ? Record.resealed(damaged) : damaged, forKey: key, in: table)
                 return record
             }
         }
         try waitUntilClosed(config.fileURL!.deletingLastPathComponent())
         return original
+    }
+
+    /// Flips the lowest bit of the first byte of `text` in `record`, as a disk might.
+    static func flipBit(in text: String, of record: inout [UInt8]) {
+        let needle = Array(text.utf8)
+        let at = (0...(record.count - needle.count)).first { Array(record[$0..<($0 + needle.count)]) == needle }!
+        record[at] ^= 1
     }
 
     /// The column count a record's header states.
@@ -190,5 +202,33 @@ import Testing
         Self.expectDamageReported("record of 2 bytes is shorter than its header", after: ["read a: 101 words, Arts"], result)
         let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
         #expect(!stderr.contains("read b:") && !stderr.contains("read c:"), "read past the damaged record: \(stderr)")
+    }
+
+    @Test func readingARecordWithAFlippedBitStopsOnItsChecksum() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let config = try DamagedRecordTests.makeFile(in: try makeTemporaryDirectory())
+            try DamagedRecordTests.damageRecord(ofArticle: "b", in: config, resealing: false) { DamagedRecordTests.flipBit(in: "Sports", of: &$0) }
+            DamagedRecordTests.announce(config)
+            let realm = try Realm(configuration: config)
+            for article in realm.objects(Article.self) { DamagedRecordTests.announce(article) }
+        }
+        Self.expectDamageReported("checksum", after: ["read a: 101 words, Arts"], result)
+        let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(!stderr.contains("read b:") && !stderr.contains("Rports"), "the damaged record was read: \(stderr)")
+    }
+
+    /// Without checksums on reads, the flipped bit reads as another value (LMDB has no
+    /// checksums); `verify` checks them whatever the configuration.
+    @Test func withoutChecksumsOnReadsAFlippedBitReadsAsAnotherValueAndVerifyFindsIt() throws {
+        try withTemporaryDirectory { dir in
+            var config = try Self.makeFile(in: dir)
+            try Self.damageRecord(ofArticle: "b", in: config, resealing: false) { Self.flipBit(in: "Sports", of: &$0) }
+            config.verifiesChecksums = false
+            let realm = try Realm(configuration: config)
+            #expect(realm.object(ofType: Article.self, forPrimaryKey: "b")?.section == "Rports")
+            let report = try realm.verify()
+            #expect(report.findings.count == 1, "\(report)")
+            #expect(report.findings.first?.kind == .damagedRecord && report.findings.first?.message.contains("checksum") == true, "\(report)")
+        }
     }
 }

@@ -1,0 +1,86 @@
+// CRC-32C (Castagnoli, polynomial 0x82F63B78 reflected): the checksum of every record
+// LMDBRealm writes. The processor's instruction when it has one, chosen once at first use;
+// a byte-at-a-time table otherwise.
+
+#include "crc32c.h"
+
+#include <pthread.h>
+#include <string.h>
+
+static uint32_t table[256];
+
+static void build_table(void) {
+    for (uint32_t n = 0; n < 256; n++) {
+        uint32_t c = n;
+        for (int k = 0; k < 8; k++) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+        table[n] = c;
+    }
+}
+
+static uint32_t crc32c_table(uint32_t crc, const unsigned char *p, size_t length) {
+    crc = ~crc;
+    while (length--) crc = table[(crc ^ *p++) & 0xFF] ^ (crc >> 8);
+    return ~crc;
+}
+
+#if defined(__x86_64__)
+#include <nmmintrin.h>
+
+__attribute__((target("sse4.2"))) static uint32_t crc32c_hardware(uint32_t crc, const unsigned char *p, size_t length) {
+    uint64_t c = ~crc;
+    while (length >= 8) {
+        uint64_t word;
+        memcpy(&word, p, 8);
+        c = _mm_crc32_u64(c, word);
+        p += 8;
+        length -= 8;
+    }
+    uint32_t c32 = (uint32_t)c;
+    while (length--) c32 = _mm_crc32_u8(c32, *p++);
+    return ~c32;
+}
+
+static int has_hardware(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("sse4.2");
+}
+#elif defined(__aarch64__) && defined(__ARM_FEATURE_CRC32)
+#include <arm_acle.h>
+
+static uint32_t crc32c_hardware(uint32_t crc, const unsigned char *p, size_t length) {
+    uint32_t c = ~crc;
+    while (length >= 8) {
+        uint64_t word;
+        memcpy(&word, p, 8);
+        c = __crc32cd(c, word);
+        p += 8;
+        length -= 8;
+    }
+    while (length--) c = __crc32cb(c, *p++);
+    return ~c;
+}
+
+static int has_hardware(void) { return 1; }
+#else
+static uint32_t crc32c_hardware(uint32_t crc, const unsigned char *p, size_t length) { return crc32c_table(crc, p, length); }
+static int has_hardware(void) { return 0; }
+#endif
+
+typedef uint32_t (*crc32c_function)(uint32_t, const unsigned char *, size_t);
+
+static crc32c_function chosen;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void choose(void) {
+    if (has_hardware()) {
+        chosen = crc32c_hardware;
+    } else {
+        build_table();
+        chosen = crc32c_table;
+    }
+}
+
+uint32_t lmdbrealm_crc32c(uint32_t crc, const void *data, size_t length) {
+    pthread_once(&once, choose);
+    return chosen(crc, (const unsigned char *)data, length);
+}
