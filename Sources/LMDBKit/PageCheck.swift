@@ -38,17 +38,20 @@ extension Environment {
     package func checkPages(limit: Int = 100) throws -> [PageProblem] {
         var fd: Int32 = -1
         try check(mdb_env_get_fd(handle, &fd), "mdb_env_get_fd on \(path)")
-        var walker = PageWalker(fd: fd, limit: limit)
+        var walker = PageWalker(fd: fd, dataFile: dataFilePath, limit: limit)
         walker.run()
         return walker.problems
     }
+
+    /// The data file: the path itself, or `data.mdb` in it when the path is a directory.
+    var dataFilePath: String { options.pathIsDirectory ? path + "/data.mdb" : path }
 
     /// Checks the two meta pages: each where it belongs, each transaction in the page LMDB
     /// reads it from. Two small reads; run at every open.
     func checkMetaPages() throws {
         var fd: Int32 = -1
         try check(mdb_env_get_fd(handle, &fd), "mdb_env_get_fd on \(path)")
-        var walker = PageWalker(fd: fd, limit: 1)
+        var walker = PageWalker(fd: fd, dataFile: dataFilePath, limit: 1)
         _ = walker.checkMetas()
         if let problem = walker.problems.first {
             throw LMDBError(code: MDB_INVALID, context: "opening \(path)", finding: "\(problem)")
@@ -65,6 +68,8 @@ private struct PageWalker {
     static let metaMagic: UInt32 = 0xBEEF_C0DE
 
     let fd: Int32
+    /// The path of the data file, for its size.
+    let dataFile: String
     let limit: Int
     var problems: [PageProblem] = []
     var fileSize = 0
@@ -73,8 +78,9 @@ private struct PageWalker {
     var seen: [UInt64] = []
     var database: String?
 
-    init(fd: Int32, limit: Int) {
+    init(fd: Int32, dataFile: String, limit: Int) {
         self.fd = fd
+        self.dataFile = dataFile
         self.limit = limit
     }
 
@@ -110,12 +116,11 @@ private struct PageWalker {
 
     /// Checks both meta pages; returns the newest one's first bytes, or nil (with problems).
     mutating func checkMetas() -> [UInt8]? {
-        var status = stat()
-        guard fstat(fd, &status) == 0 else {
-            report(nil, "the file cannot be examined: \(String(cString: strerror(errno)))")
+        guard let size = try? FileManager.default.attributesOfItem(atPath: dataFile)[.size] as? NSNumber else {
+            report(nil, "the file's size cannot be read")
             return nil
         }
-        fileSize = Int(status.st_size)
+        fileSize = size.intValue
         // The meta pages: page 0 and page 1 (at the page size page 0 records).
         guard let first = read(offset: 0, count: 160) else {
             report(0, "the file is shorter than its first meta page")

@@ -68,7 +68,7 @@ final class StoreFile: @unchecked Sendable {
         /// earlier holder is discarded, and the file is deleted when the last handle closes.
         var isInMemory = false
         /// Every record read is checked against its checksum.
-        var verifiesChecksums = true
+        var verifiesChecksums = false
     }
 
     /// The reader slots of processes that died, cleared when this process opened the file.
@@ -78,7 +78,7 @@ final class StoreFile: @unchecked Sendable {
     private(set) var isInMemory = false
     /// Whether every record read is checked against its checksum; set, like `isInMemory`,
     /// before the file is registered, and never changed after.
-    private(set) var verifiesChecksums = true
+    private(set) var verifiesChecksums = false
 
     /// What a realm opening the file last found its schema to match (see
     /// `Realm.migrateIfNeeded`), so that opening it again the same way checks nothing; guarded

@@ -209,7 +209,9 @@ import Testing
             let config = try DamagedRecordTests.makeFile(in: try makeTemporaryDirectory())
             try DamagedRecordTests.damageRecord(ofArticle: "b", in: config, resealing: false) { DamagedRecordTests.flipBit(in: "Sports", of: &$0) }
             DamagedRecordTests.announce(config)
-            let realm = try Realm(configuration: config)
+            var checking = config
+            checking.verifiesChecksums = true
+            let realm = try Realm(configuration: checking)
             for article in realm.objects(Article.self) { DamagedRecordTests.announce(article) }
         }
         Self.expectDamageReported("checksum", after: ["read a: 101 words, Arts"], result)
@@ -217,13 +219,13 @@ import Testing
         #expect(!stderr.contains("read b:") && !stderr.contains("Rports"), "the damaged record was read: \(stderr)")
     }
 
-    /// Without checksums on reads, the flipped bit reads as another value (LMDB has no
-    /// checksums); `verify` checks them whatever the configuration.
+    /// Without checksums on reads (the default), the flipped bit reads as another value (LMDB
+    /// has no checksums); `verify` checks them whatever the configuration.
     @Test func withoutChecksumsOnReadsAFlippedBitReadsAsAnotherValueAndVerifyFindsIt() throws {
         try withTemporaryDirectory { dir in
-            var config = try Self.makeFile(in: dir)
+            let config = try Self.makeFile(in: dir)
             try Self.damageRecord(ofArticle: "b", in: config, resealing: false) { Self.flipBit(in: "Sports", of: &$0) }
-            config.verifiesChecksums = false
+            #expect(!config.verifiesChecksums, "off by default")
             let realm = try Realm(configuration: config)
             #expect(realm.object(ofType: Article.self, forPrimaryKey: "b")?.section == "Rports")
             let report = try realm.verify()
