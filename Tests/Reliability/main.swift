@@ -7,6 +7,7 @@ struct ReliabilityBattery: ParsableCommand {
         abstract: "Crash trials, fault injection and soak of LMDBRealm files.",
         subcommands: [
             CrashCommand.self, ChildWorkloadCommand.self, ChildMigrateCommand.self, WriteLogbookCommand.self,
+            SoakCommand.self, SoakChildCommand.self,
         ])
 }
 
