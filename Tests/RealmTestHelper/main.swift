@@ -11,6 +11,10 @@
 //                                              (the release before a migration)
 //     RealmTestHelper migrate-logbook PATH     prints "migrating", migrates the logbook to schema
 //                                              version 3, prints "migrated N"
+//     RealmTestHelper open-as-nobody PATH [read-only]
+//                                              becomes user `nobody` (the process must run as
+//                                              root), opens PATH with Person, and prints
+//                                              "opened count=N" or "error CODE: MESSAGE"
 import Foundation
 import LMDBRealm
 
@@ -175,6 +179,31 @@ if arguments.count == 3, arguments[1] == "hold" {
     } catch {
         FileHandle.standardError.write(Data("\(error)\n".utf8))
         exit(1)
+    }
+}
+if arguments.count >= 3, arguments[1] == "open-as-nobody" {
+    // Groups first, then the group, then the user: once the user is not root, the rest is
+    // no longer allowed.
+    guard let nobody = getpwnam("nobody") else {
+        FileHandle.standardError.write(Data("no user nobody\n".utf8))
+        exit(2)
+    }
+    guard setgroups(0, nil) == 0, setgid(nobody.pointee.pw_gid) == 0, setuid(nobody.pointee.pw_uid) == 0 else {
+        FileHandle.standardError.write(Data("cannot become nobody: \(String(cString: strerror(errno)))\n".utf8))
+        exit(2)
+    }
+    var config = Realm.Configuration(fileURL: URL(fileURLWithPath: arguments[2]), objectTypes: [Person.self])
+    config.readOnly = arguments.count > 3 && arguments[3] == "read-only"
+    do {
+        let realm = try Realm(configuration: config)
+        print("opened count=\(realm.objects(Person.self).count)")
+        exit(0)
+    } catch let error as Realm.Error {
+        print("error \(error.code.rawValue): \(error.message)")
+        exit(0)
+    } catch {
+        print("error \(error)")
+        exit(0)
     }
 }
 if arguments.count >= 3, arguments[1] == "logbook" || arguments[1] == "migrate-logbook" {

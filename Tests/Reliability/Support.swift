@@ -6,6 +6,7 @@ final class Child {
     let process = Process()
     private let output = Pipe()
     private let errors = Pipe()
+    private let input = Pipe()
     private var text = ""
     private var otherLines: [String] = []
     private(set) var acknowledged = -1
@@ -21,6 +22,7 @@ final class Child {
         child.process.arguments = arguments
         child.process.standardOutput = child.output
         child.process.standardError = child.errors
+        child.process.standardInput = child.input
         try child.process.run()
         return child
     }
@@ -47,6 +49,27 @@ final class Child {
         }
     }
 
+    /// Reads the child's output until a line starting with `prefix` arrives (returned), the
+    /// output ends, or `timeout` seconds pass (the child is then killed): `nil` unless it came.
+    func waitForLine(startingWith prefix: String, timeout: TimeInterval) -> String? {
+        let pid = process.processIdentifier
+        let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: watchdog)
+        defer { watchdog.cancel() }
+        while true {
+            if let line = otherLines.first(where: { $0.hasPrefix(prefix) }) { return line }
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { return nil }
+            read(chunk)
+        }
+    }
+
+    /// Closes the child's standard input: a child reading it to its end goes on from there.
+    func closeInput() {
+        // try?: closing fails only if it is closed already, which is the wanted state.
+        try? input.fileHandleForWriting.close()
+    }
+
     private func read(_ data: Data) {
         text += String(decoding: data, as: UTF8.self)
         while let newline = text.firstIndex(of: "\n") {
@@ -64,6 +87,16 @@ final class Child {
         var code: Int32?
         var signal: Int32?
         var description: String { signal.map { "by signal \($0)" } ?? "with status \(code ?? -1)" }
+    }
+
+    /// Waits for the child to end, reading the rest of its output; a child still running after
+    /// `timeout` seconds is killed.
+    func waitForExit(timeout: TimeInterval) -> Status {
+        let pid = process.processIdentifier
+        let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: watchdog)
+        defer { watchdog.cancel() }
+        return waitForExit()
     }
 
     /// Waits for the child to end, reading the rest of its output.

@@ -41,6 +41,11 @@ extension Realm {
         public var encryptionKey: Data?
 
         /// Open the file read-only: it must exist, and writing stops the process.
+        ///
+        /// A read-only realm still records what it reads in the file's lock file (`PATH-lock`),
+        /// which it creates if needed. A file with no lock file in a directory this user may
+        /// not write (a file shipped read-only) is read without one, as immutable:
+        /// - Warning: No process may write such a file while a read-only realm has it open.
         public var readOnly: Bool = false
 
         /// The version of the model classes, stored in the file. Opening a file of an older

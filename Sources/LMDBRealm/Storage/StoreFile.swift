@@ -121,10 +121,15 @@ final class StoreFile: @unchecked Sendable {
 
     private static func openEnvironment(_ configuration: Options, url: URL) throws -> Environment {
         let path = url.path
-        let fm = FileManager.default
-        var isDirectory: ObjCBool = false
-        let exists = fm.fileExists(atPath: path, isDirectory: &isDirectory)
-        if exists && isDirectory.boolValue {
+        // stat, not FileManager.fileExists: a file in a directory this user may not search is
+        // not a missing file.
+        var status = stat()
+        let exists = stat(path, &status) == 0
+        if !exists && errno == EACCES {
+            throw RealmError(
+                .filePermissionDenied, "Unable to open a realm at path '\(path)': this user may not search a directory on its path", fileURL: url)
+        }
+        if exists && (status.st_mode & S_IFMT) == S_IFDIR {
             throw RealmError(.fileAccess, "Unable to open a realm at path '\(path)': it is a directory", fileURL: url)
         }
         if !exists && configuration.readOnly {
@@ -147,9 +152,12 @@ final class StoreFile: @unchecked Sendable {
         options.readOnly = configuration.readOnly
         options.fileMode = 0o600
         if configuration.isInMemory { options.durability = .noSync }
+        if configuration.readOnly && !configuration.isInMemory && !lockFileCanBeMade(url) { options.noLock = true }
         let environment: Environment
         do {
             environment = try Environment.open(path: path, options: options)
+        } catch LMDBError.permissionDenied {
+            throw permissionDenied(url, readOnly: configuration.readOnly)
         } catch let error as LMDBError {
             throw RealmError(error, url: url, doing: "Unable to open a realm at path")
         }
@@ -164,6 +172,47 @@ final class StoreFile: @unchecked Sendable {
                 fileURL: url)
         }
         return environment
+    }
+
+    // MARK: - The lock file
+
+    /// Whether the lock file of the file at `url` is there, or this process may create it.
+    ///
+    /// LMDB opens (and creates) the lock file `PATH-lock` at every open, a read-only one
+    /// included: its readers record there which version they read, so that no writer reuses
+    /// those pages. It does without one only on a read-only file system (`mdb_env_setup_locks`:
+    /// "Omit lockfile if read-only env on read-only filesystem"). A read-only realm whose file
+    /// has no lock file and whose directory this process cannot write (a file shipped in a
+    /// read-only directory) is therefore opened with `MDB_NOLOCK` (lmdb.h: "the caller must ...
+    /// ensure that no readers are using old transactions while a writer is active"): read as
+    /// RealmSwift reads such a file, as immutable. No process has the file open with its lock
+    /// file then (LMDB never removes a lock file), and none may write it while it is read.
+    private static func lockFileCanBeMade(_ url: URL) -> Bool {
+        let lock = url.path + "-lock"
+        if FileManager.default.fileExists(atPath: lock) { return true }
+        return faccessat(AT_FDCWD, url.deletingLastPathComponent().path, W_OK | X_OK, AT_EACCESS) == 0
+    }
+
+    /// The error of an open LMDB refused with `EACCES`: the data file, or its lock file (which
+    /// even a read-only open needs to read and write, see ``lockFileCanBeMade(_:)``).
+    private static func permissionDenied(_ url: URL, readOnly: Bool) -> RealmError {
+        let path = url.path
+        let lock = path + "-lock"
+        let reason: String
+        if !FileManager.default.fileExists(atPath: path) {
+            reason = "this user may not create the file in its directory"
+        } else if faccessat(AT_FDCWD, path, readOnly ? R_OK : R_OK | W_OK, AT_EACCESS) != 0 {
+            reason = "this user may not \(readOnly ? "read" : "read and write") the file"
+        } else if FileManager.default.fileExists(atPath: lock) && faccessat(AT_FDCWD, lock, R_OK | W_OK, AT_EACCESS) != 0 {
+            reason =
+                "this user may not read and write its lock file '\(lock)', where "
+                + (readOnly ? "even a read-only realm records the version it reads" : "readers record the versions they read")
+        } else if !FileManager.default.fileExists(atPath: lock) {
+            reason = "this user may not create its lock file '\(lock)' in the file's directory"
+        } else {
+            reason = "permission denied"
+        }
+        return RealmError(.filePermissionDenied, "Unable to open a realm at path '\(path)': \(reason)", fileURL: url)
     }
 
     /// The size of the file at `url` in bytes.
