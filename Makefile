@@ -5,7 +5,7 @@
 SWIFT ?= swift
 
 .PHONY: run test check-layers test-thread-sanitizer deps build bench bench-quick test-notes-server notes-load clean \
-	reliability test-crash test-faults
+	reliability test-crash test-faults test-corruption soak
 
 # liblmdb-dev (headers and library) and pkg-config, from Debian's packages.
 deps:
@@ -47,16 +47,17 @@ test-thread-sanitizer: deps
 	TSAN_OPTIONS="halt_on_error=1 exitcode=66" $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan \
 		--filter '$(THREAD_SANITIZED_TESTS)'
 
-# The reliability battery (Tests/Reliability), at the sizes CI runs: crash trials (a writing
-# process killed at random instants, at chosen LMDB calls and during a migration, its file
-# checked after each kill) and fault injection at every 5th LMDB call of a workload; then one
-# table of the figures. `make test-crash TRIALS=1000` and `make test-faults STRIDE=1` run the
-# full parts.
+# The reliability battery (Tests/Reliability), at the sizes CI runs: 200 crash trials (a
+# writing process killed at random instants, at chosen LMDB calls and during a migration, its
+# file checked after each kill), fault injection at every 5th LMDB call of a workload, 500
+# damaged files read in child processes, a 30-second soak; then one table of the figures.
+# `make test-crash TRIALS=1000`, `make test-faults STRIDE=1`, `make test-corruption` and
+# `make soak` (3 minutes) run the full parts.
 TRIALS ?= 1000
 STRIDE ?= 1
 reliability: deps
 	$(SWIFT) build --product ReliabilityBattery
-	$(SWIFT) run --skip-build ReliabilityBattery report --trials 200 --stride 5
+	$(SWIFT) run --skip-build ReliabilityBattery report --trials 200 --stride 5 --corruptions 500 --soak 30
 
 test-crash: deps
 	$(SWIFT) build --product ReliabilityBattery
@@ -65,6 +66,14 @@ test-crash: deps
 test-faults: deps
 	$(SWIFT) build --product ReliabilityBattery
 	$(SWIFT) run --skip-build ReliabilityBattery faults --stride $(STRIDE)
+
+test-corruption: deps
+	$(SWIFT) build --product ReliabilityBattery
+	$(SWIFT) run --skip-build ReliabilityBattery corrupt --trials 500
+
+soak: deps
+	$(SWIFT) build --product ReliabilityBattery
+	$(SWIFT) run --skip-build ReliabilityBattery soak --seconds 180
 
 # The suite against SQLite (C API and GRDB) and the raw LMDBKit floor, N = 100,000: writes
 # Benchmarks/results/latest.json, latest.md and latest.svg. A package of its own (Benchmarks/).
