@@ -83,6 +83,13 @@ let package = Package(
             path: "Tests/Reliability",
             swiftSettings: strict
         ),
+        // libFuzzer targets (`make fuzz` builds them with the sanitizers and libFuzzer).
+        .executableTarget(
+            name: "FuzzTargets",
+            dependencies: ["LMDBRealm"],
+            path: "Tests/Fuzz",
+            swiftSettings: strict
+        ),
         .target(
             name: "TestSupport",
             dependencies: ["LMDBRealm", "LMDBKit"],

@@ -100,9 +100,34 @@ enum FieldCheck {
             }
             return "holds a mixed value of unknown tag \(tag)"
         }
-        guard type == .object else { return problem(payload, type: type, maximumKeySize: maximumKeySize).map { "holds a mixed \(type.rawValue) that \($0)" } }
+        guard type == .object else {
+            return problem(payload, type: type, maximumKeySize: maximumKeySize).map { "holds a mixed \(type.rawValue) that \($0)" }
+        }
         guard let n = payload.first.map(Int.init), payload.count > 1 + n else { return "holds a mixed link shorter than its class name" }
         guard isValidUTF8(UnsafeRawBufferPointer(rebasing: payload[1..<(1 + n)])) else { return "holds a mixed link whose class name is not UTF-8" }
         return keyProblem(UnsafeRawBufferPointer(rebasing: payload[(1 + n)...]), maximumKeySize: maximumKeySize).map { "holds a mixed link by \($0)" }
+    }
+}
+
+/// The record decoder's checks, for fuzzing: what is wrong with `record` read as a record of
+/// properties of `types` (nullable), each field checked and decoded as a read would.
+@_spi(Testing) public enum RecordDecoderCheck {
+    public static func problems(ofRecord record: UnsafeRawBufferPointer, types: [PropertyType]) -> [String] {
+        if let problem = Record.checkHeader(record, columns: types.count) { return [problem] }
+        var problems: [String] = []
+        if let problem = Record.checksumProblem(record) { problems.append(problem) }
+        for (column, type) in types.enumerated() {
+            switch Record.field(record.baseAddress!, size: record.count, column: column, fixedSize: 0) {
+            case .null: continue
+            case .damaged(let problem): problems.append(problem)
+            case .value(let field):
+                if let problem = FieldCheck.problem(field, type: type, maximumKeySize: 511) {
+                    problems.append(problem)
+                } else {
+                    _ = decodeValue(field, type: type)
+                }
+            }
+        }
+        return problems
     }
 }

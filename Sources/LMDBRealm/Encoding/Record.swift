@@ -107,9 +107,11 @@ enum Record {
             ? 0 : UInt32(littleEndian: record.loadUnaligned(fromByteOffset: 4 * column, as: UInt32.self)) & offsetMask
         let end = raw & offsetMask
         let base = headerSize(columns: n)
-        let dataSize = size - base - trailerSize(record)
-        guard start <= end, Int(end) <= dataSize else {
-            return .damaged("column \(column) spans bytes \(start)..<\(end) of a \(dataSize)-byte data area")
+        // Bounded by the record's end, checksum included: a damaged offset reaching into the
+        // checksum reads inside the record, and the checksum tells the damage (`verify` passes
+        // the data area's size instead, and finds it either way).
+        guard start <= end, Int(end) <= size - base else {
+            return .damaged("column \(column) spans bytes \(start)..<\(end) of a \(size - base)-byte data area")
         }
         if fixedSize > 0 && end - start != UInt32(fixedSize) {
             return .damaged("column \(column) holds \(end - start) bytes, its type \(fixedSize)")

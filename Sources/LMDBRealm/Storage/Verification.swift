@@ -305,7 +305,8 @@ final class StoreVerifier {
         }
         let base = record.baseAddress!
         for (i, column) in columns.enumerated() {
-            switch Record.field(base, size: record.count, column: i, fixedSize: column.fixedSize) {
+            // Bounded by the data area, not the record's end: no field reaches into the checksum.
+            switch Record.field(base, size: record.count - Record.trailerSize(base), column: i, fixedSize: column.fixedSize) {
             case .damaged(let problem):
                 return "Property '\(column.name)': \(problem)"
             case .null:
