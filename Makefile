@@ -3,9 +3,10 @@
 # Every target installs LMDB's development files first when they are missing.
 
 SWIFT ?= swift
+SHELL := /bin/bash
 
 .PHONY: run test check-layers test-thread-sanitizer deps build bench bench-quick test-notes-server notes-load clean \
-	reliability test-crash test-faults test-corruption soak
+	reliability test-crash test-faults test-corruption soak fuzz
 
 # liblmdb-dev (headers and library) and pkg-config, from Debian's packages.
 deps:
@@ -74,6 +75,28 @@ test-corruption: deps
 soak: deps
 	$(SWIFT) build --product ReliabilityBattery
 	$(SWIFT) run --skip-build ReliabilityBattery soak --seconds 180
+
+# libFuzzer targets (Tests/Fuzz): the predicate parser, the record decoder, and opening and
+# verifying arbitrary files, each for FUZZ_SECONDS (CI: 15) from the committed corpus in
+# Tests/Fuzz/Corpus; new inputs go to .build/fuzz/corpus, a crash to .build/fuzz/crashes (add it
+# to the corpus with its regression test). A build of its own, under AddressSanitizer with
+# coverage, linking the toolchain's libFuzzer.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS = predicate record verify
+FUZZER_LIBRARY = $(shell find "$$(dirname "$$(dirname "$$(readlink -f "$$(command -v swift)")")")/lib" -name 'libclang_rt.fuzzer_no_main-x86_64.a' 2>/dev/null | head -1)
+fuzz: deps
+	@test -n "$(FUZZER_LIBRARY)" || { echo "error: the toolchain's libclang_rt.fuzzer_no_main is missing" >&2; exit 1; }
+	$(SWIFT) build --product FuzzTargets --scratch-path .build/fuzz -Xswiftc -DFUZZING -Xswiftc -sanitize=address \
+		-Xswiftc -sanitize-coverage=edge,trace-cmp,inline-8bit-counters,pc-table -Xlinker $(FUZZER_LIBRARY) -Xlinker -lstdc++
+	@mkdir -p .build/fuzz/crashes
+	@for target in $(FUZZ_TARGETS); do \
+		mkdir -p .build/fuzz/corpus/$$target; \
+		echo "fuzzing $$target for $(FUZZ_SECONDS) s"; \
+		ASAN_OPTIONS=detect_leaks=0 .build/fuzz/debug/FuzzTargets $$target -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
+			-artifact_prefix=.build/fuzz/crashes/$$target- -print_final_stats=1 \
+			.build/fuzz/corpus/$$target Tests/Fuzz/Corpus/$$target 2>&1 | grep -E "^(stat::number_of_executed_units|stat::new_units_added|==[0-9]+==ERROR|SUMMARY|Fatal error|INFO: seed corpus)" ; \
+		test "$${PIPESTATUS[0]}" = 0 || exit 1; \
+	done
 
 # The suite against SQLite (C API and GRDB) and the raw LMDBKit floor, N = 100,000: writes
 # Benchmarks/results/latest.json, latest.md and latest.svg. A package of its own (Benchmarks/).

@@ -88,6 +88,7 @@ let package = Package(
             name: "FuzzTargets",
             dependencies: ["LMDBRealm"],
             path: "Tests/Fuzz",
+            exclude: ["Corpus"],
             swiftSettings: strict
         ),
         .target(

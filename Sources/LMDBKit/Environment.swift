@@ -129,8 +129,8 @@ public final class Environment: @unchecked Sendable {
         case .noMetaSync: flags |= UInt32(MDB_NOMETASYNC)
         case .noSync: flags |= UInt32(MDB_NOSYNC)
         }
+        try Environment.checkMetaPages(ofFile: options.pathIsDirectory ? path + "/data.mdb" : path)
         try check(lmdb("mdb_env_open") { mdb_env_open(handle, path, flags, mdb_mode_t(options.fileMode)) }, "opening \(path)")
-        try checkMetaPages()
 
         // Another process may have grown the map; adopt the size recorded in the file.
         var info = MDB_envinfo()

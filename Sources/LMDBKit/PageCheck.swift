@@ -31,27 +31,42 @@ public struct PageProblem: Sendable, Hashable, CustomStringConvertible {
 
 extension Environment {
     /// Checks the pages of the newest committed version, as bytes; returns what is wrong (at
-    /// most `limit` problems), empty if nothing is.
+    /// most `limit` problems), empty if nothing is. With `only`, the named databases of those
+    /// names are walked whole and the others' roots are only checked to lie inside the version.
     ///
     /// Run it before reading a file that may be damaged: a cursor on a damaged page can stop
-    /// the process, this never does.
-    package func checkPages(limit: Int = 100) throws -> [PageProblem] {
+    /// the process, this never does. The version walked is pinned by a read transaction for
+    /// the walk, so other processes' commits cannot reuse its pages meanwhile.
+    package func checkPages(limit: Int = 100, only: Set<String>? = nil) throws -> [PageProblem] {
         var fd: Int32 = -1
         try check(mdb_env_get_fd(handle, &fd), "mdb_env_get_fd on \(path)")
-        var walker = PageWalker(fd: fd, dataFile: dataFilePath, limit: limit)
-        walker.run()
-        return walker.problems
+        for _ in 0..<3 {
+            let found: [PageProblem]? = try read { txn in
+                var walker = PageWalker(fd: fd, dataFile: dataFilePath, limit: limit)
+                walker.onlyDatabases = only
+                // The meta page of the pinned version was overwritten already: pin a newer one.
+                guard walker.run(version: UInt64(txn.id)) else { return nil }
+                return walker.problems
+            }
+            if let found { return found }
+        }
+        return []
     }
 
     /// The data file: the path itself, or `data.mdb` in it when the path is a directory.
     var dataFilePath: String { options.pathIsDirectory ? path + "/data.mdb" : path }
 
-    /// Checks the two meta pages: each where it belongs, each transaction in the page LMDB
-    /// reads it from. Two small reads; run at every open.
-    func checkMetaPages() throws {
-        var fd: Int32 = -1
-        try check(mdb_env_get_fd(handle, &fd), "mdb_env_get_fd on \(path)")
-        var walker = PageWalker(fd: fd, dataFile: dataFilePath, limit: 1)
+    /// Checks the two meta pages of the data file at `path`, if it exists, before LMDB reads
+    /// them: each where it belongs, with a possible page size, and each transaction in the page
+    /// LMDB reads it from. LMDB trusts them (a page size of 0 divides by zero inside
+    /// `mdb_env_open`). Two small reads, at every open.
+    static func checkMetaPages(ofFile path: String) throws {
+        // A file that is not there is created by LMDB; one that cannot be opened, LMDB reports.
+        guard let file = FileHandle(forReadingAtPath: path) else { return }
+        // An empty file is a new environment to LMDB, which writes its meta pages.
+        if (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue == 0 { return }
+        defer { try? file.close() }
+        var walker = PageWalker(fd: file.fileDescriptor, dataFile: path, limit: 1)
         _ = walker.checkMetas()
         if let problem = walker.problems.first {
             throw LMDBError(code: MDB_INVALID, context: "opening \(path)", finding: "\(problem)")
@@ -102,20 +117,28 @@ private struct PageWalker {
         return bytes
     }
 
-    mutating func run() {
-        guard let newest = checkMetas() else { return }
+    /// The named databases walked whole (`nil`: all of them).
+    var onlyDatabases: Set<String>?
+
+    /// Walks the version `version`; false if its meta page is no longer in the file (two
+    /// newer commits replaced it), true with ``problems`` otherwise.
+    mutating func run(version: UInt64) -> Bool {
+        guard let newest = checkMetas(version: version) else { return problems.isEmpty ? false : true }
         lastPage = Int(newest.u64(136))
         guard (lastPage + 1) * pageSize <= fileSize else {
-            return report(nil, "the newest version uses \(lastPage + 1) pages; the file holds \(fileSize / pageSize) (it was cut short)")
+            report(nil, "the newest version uses \(lastPage + 1) pages; the file holds \(fileSize / pageSize) (it was cut short)")
+            return true
         }
         seen = [UInt64](repeating: 0, count: (lastPage + 64) / 64)
         database = nil
         walkDatabase(newest, at: 40, name: "(free pages)", isMain: false)
         walkDatabase(newest, at: 88, name: nil, isMain: true)
+        return true
     }
 
-    /// Checks both meta pages; returns the newest one's first bytes, or nil (with problems).
-    mutating func checkMetas() -> [UInt8]? {
+    /// Checks both meta pages; returns the first bytes of the one of transaction `version`
+    /// (the newest when `nil`), or nil (with problems, or without when no meta page holds it).
+    mutating func checkMetas(version: UInt64? = nil) -> [UInt8]? {
         guard let size = try? FileManager.default.attributesOfItem(atPath: dataFile)[.size] as? NSNumber else {
             report(nil, "the file's size cannot be read")
             return nil
@@ -142,6 +165,9 @@ private struct PageWalker {
                 report(index, "meta page \(index) says it is page \(bytes.u64(0))")
             } else if bytes.u16(10) & Self.meta == 0 || bytes.u32(16) != Self.metaMagic {
                 report(index, "meta page \(index) is not a meta page")
+            } else if Int(bytes.u32(40)) != pageSize {
+                // LMDB takes the page size from the newer meta page, and divides by it.
+                report(index, "meta page \(index) gives the page size \(bytes.u32(40)), meta page 0 \(pageSize)")
             } else if txnid != 0 && txnid & 1 != UInt64(index) {
                 // LMDB writes the meta of transaction t at page t % 2, and a reader picks it by
                 // that rule: a meta in the other place would show it an older version.
@@ -151,6 +177,7 @@ private struct PageWalker {
             }
         }
         guard problems.isEmpty else { return nil }
+        if let version { return metas.first { $0.txnid == version }?.bytes }
         return metas.max(by: { $0.txnid < $1.txnid })?.bytes
     }
 
@@ -250,6 +277,15 @@ private struct PageWalker {
                 guard dataSize == 48 else { return report(pageNumber, "node \(index)'s database record has \(dataSize) bytes, not 48") }
                 if isMain && nodeFlags & Self.dupData == 0 {
                     let name = String(decoding: key, as: UTF8.self)
+                    if let only = onlyDatabases, !only.contains(name) {
+                        let root = page.u64(dataOffset + 40)
+                        if root != Self.invalidPage && (root < 2 || root > UInt64(lastPage)) {
+                            database = name
+                            report(pageNumber, "the database's root is page \(root), outside the version's pages 2...\(lastPage)")
+                            database = nil
+                        }
+                        continue
+                    }
                     walkDatabase(page, at: dataOffset, name: name, isMain: false)
                 } else {
                     // The values of one key, in a tree of their own.

@@ -110,6 +110,7 @@ final class StoreFile: @unchecked Sendable {
             }
             let environment = try openEnvironment(configuration, url: url)
             if let file = registry[environment.path]?.file { return file }
+            try checkStructure(of: environment, url: url)
             let file = try load(environment, url: url, readOnly: configuration.readOnly)
             file.isInMemory = configuration.isInMemory
             file.verifiesChecksums = configuration.verifiesChecksums
@@ -213,6 +214,25 @@ final class StoreFile: @unchecked Sendable {
             reason = "permission denied"
         }
         return RealmError(.filePermissionDenied, "Unable to open a realm at path '\(path)': \(reason)", fileURL: url)
+    }
+
+    /// Checks, as bytes, the pages loading the file reads before any cursor does: the list of
+    /// databases, this file's meta and catalog databases, and every other database's root. A
+    /// damaged page there would otherwise stop the process inside LMDB (a page past the end of
+    /// the file faults). Once per process and file: a few pages.
+    private static func checkStructure(of environment: Environment, url: URL) throws {
+        let problems: [PageProblem]
+        do {
+            problems = try environment.checkPages(limit: 1, only: [metaName, catalogName])
+        } catch let error as LMDBError {
+            throw RealmError(error, url: url, doing: "Unable to open a realm at path")
+        }
+        if let problem = problems.first {
+            throw RealmError(
+                .invalidDatabase,
+                "Unable to open a realm at path '\(url.path)': its pages are damaged (\(problem)); 'lmdbrealm verify' examines the rest",
+                fileURL: url)
+        }
     }
 
     /// The size of the file at `url` in bytes.

@@ -51,6 +51,19 @@ final class PagedNote: Object {
         }
     }
 
+    /// LMDB divides by the page size its first meta page gives: 0 stopped the process with
+    /// SIGFPE inside `mdb_env_open` (found by the verify fuzz target).
+    @Test func aMetaPageOfPageSizeZeroIsRefusedBeforeLMDBReadsIt() throws {
+        try withTemporaryDirectory { dir in
+            let (url, bytes) = try writeFile(in: dir)
+            var damaged = bytes
+            damaged.replaceSubrange(40..<44, with: [0, 0, 0, 0])
+            try damaged.write(to: url)
+            let error = try #require(throws: Realm.Error.self) { try open(url) }
+            #expect(error.code == .invalidDatabase && error.description.contains("page size"), "\(error)")
+        }
+    }
+
     @Test func aFileCutShortIsRefusedAtOpenOrFoundByVerify() throws {
         try withTemporaryDirectory { dir in
             let (url, bytes) = try writeFile(in: dir)
