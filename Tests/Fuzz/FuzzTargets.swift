@@ -157,7 +157,8 @@ enum Targets {
                     ran += 1
                 }
             }
-            print("\(arguments[1]): ran \(ran) inputs")
+            let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0
+            print("\(arguments[1]): ran \(ran) inputs; \(descriptors) file descriptors open after them")
         #endif
     }
 }
