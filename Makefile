@@ -6,7 +6,7 @@ SWIFT ?= swift
 SHELL := /bin/bash
 
 .PHONY: run test check-layers test-thread-sanitizer deps build bench bench-quick test-notes-server notes-load clean \
-	reliability test-crash test-faults test-corruption soak fuzz
+	reliability test-crash test-faults test-corruption soak fuzz test-address-sanitizer
 
 # liblmdb-dev (headers and library) and pkg-config, from Debian's packages.
 deps:
@@ -97,6 +97,12 @@ fuzz: deps
 			.build/fuzz/corpus/$$target Tests/Fuzz/Corpus/$$target 2>&1 | grep -E "^(stat::number_of_executed_units|stat::new_units_added|==[0-9]+==ERROR|SUMMARY|Fatal error|INFO: seed corpus)" ; \
 		test "$${PIPESTATUS[0]}" = 0 || exit 1; \
 	done
+
+# The whole test suite under AddressSanitizer (a build of its own in .build/asan); any report
+# fails the run.
+test-address-sanitizer: deps
+	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build/asan
+	ASAN_OPTIONS="detect_leaks=0 halt_on_error=1" $(SWIFT) test --skip-build --sanitize=address --scratch-path .build/asan
 
 # The suite against SQLite (C API and GRDB) and the raw LMDBKit floor, N = 100,000: writes
 # Benchmarks/results/latest.json, latest.md and latest.svg. A package of its own (Benchmarks/).
