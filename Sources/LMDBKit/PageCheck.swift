@@ -194,7 +194,9 @@ private struct PageWalker {
         // Keys compare byte by byte unless the database declares integer or reversed keys.
         let ordered = name != "(free pages)" && flags & UInt16(MDB_INTEGERKEY | MDB_REVERSEKEY) == 0
         let duplicatesOrdered = flags & UInt16(MDB_INTEGERDUP | MDB_REVERSEDUP) == 0
-        walk(page: root, level: 1, depth: depth, lower: nil, upper: nil, ordered: ordered, isMain: isMain, dupSort: flags & UInt16(MDB_DUPSORT) != 0, duplicatesOrdered: duplicatesOrdered)
+        walk(
+            page: root, level: 1, depth: depth, lower: nil, upper: nil, ordered: ordered, isMain: isMain, dupSort: flags & UInt16(MDB_DUPSORT) != 0,
+            duplicatesOrdered: duplicatesOrdered)
     }
 
     /// Marks `page` as reached; false (with a problem) if it is outside the version or was
@@ -225,7 +227,9 @@ private struct PageWalker {
         let isLeaf = level == depth
         let expected = isLeaf ? Self.leaf : Self.branch
         guard flags & (Self.branch | Self.leaf | Self.overflow | Self.meta) == expected else {
-            return report(pageNumber, "at depth \(level) of \(depth) it should be a \(isLeaf ? "leaf" : "branch") page; its flags are \(String(flags, radix: 16))")
+            return report(
+                pageNumber,
+                "at depth \(level) of \(depth) it should be a \(isLeaf ? "leaf" : "branch") page; its flags are \(String(flags, radix: 16))")
         }
         let nodes = checkBounds(page, pageNumber, size: pageSize)
         guard let nodes else { return }
@@ -236,7 +240,8 @@ private struct PageWalker {
             guard offset >= Self.header + 2 * nodes, offset + 8 <= pageSize else {
                 return report(pageNumber, "node \(index) starts at \(offset), outside the page's nodes")
             }
-            let low = UInt64(page.u16(offset)), high = UInt64(page.u16(offset + 2))
+            let low = UInt64(page.u16(offset))
+            let high = UInt64(page.u16(offset + 2))
             let nodeFlags = page.u16(offset + 4)
             let keySize = Int(page.u16(offset + 6))
             guard offset + 8 + keySize <= pageSize else { return report(pageNumber, "node \(index)'s key runs past the page") }
@@ -267,12 +272,20 @@ private struct PageWalker {
             }
             let dataSize = Int(low | high << 16)
             let dataOffset = offset + 8 + keySize
+            // Which kinds of value a node may hold depends on its database: LMDB trusts the
+            // flags, so a flag that does not belong is damage.
+            if let problem = Self.flagProblem(nodeFlags, isMain: isMain, dupSort: dupSort) {
+                report(pageNumber, "node \(index) \(problem)")
+                continue
+            }
             if nodeFlags & Self.bigData != 0 {
                 guard dataOffset + 8 <= pageSize else { return report(pageNumber, "node \(index)'s overflow page number runs past the page") }
                 checkOverflow(page.u64(dataOffset), size: dataSize, from: pageNumber)
                 continue
             }
-            guard dataOffset + dataSize <= pageSize else { return report(pageNumber, "node \(index)'s value of \(dataSize) bytes runs past the page") }
+            guard dataOffset + dataSize <= pageSize else {
+                return report(pageNumber, "node \(index)'s value of \(dataSize) bytes runs past the page")
+            }
             if nodeFlags & Self.subData != 0 {
                 guard dataSize == 48 else { return report(pageNumber, "node \(index)'s database record has \(dataSize) bytes, not 48") }
                 if isMain && nodeFlags & Self.dupData == 0 {
@@ -301,7 +314,11 @@ private struct PageWalker {
             } else if nodeFlags & Self.dupData != 0 {
                 // The values of one key, in a page inside this node.
                 let sub = Array(page[dataOffset..<(dataOffset + dataSize)])
-                guard sub.count >= Self.header, let count = checkBounds(sub, pageNumber, size: dataSize) else { continue }
+                guard sub.count >= Self.header else {
+                    report(pageNumber, "node \(index)'s values take \(dataSize) bytes, fewer than a page header")
+                    continue
+                }
+                guard let count = checkBounds(sub, pageNumber, size: dataSize) else { continue }
                 if sub.u16(10) & Self.leaf2 != 0 {
                     checkLeaf2(sub, pageNumber, count: count, base: 0, keySize: Int(sub.u16(8)), ordered: duplicatesOrdered)
                 } else {
@@ -328,6 +345,16 @@ private struct PageWalker {
         }
     }
 
+    /// What is wrong with a leaf node's flags in a database that is the main one (whose
+    /// values are other databases' records) or sorts duplicates (`dupSort`), or `nil`.
+    static func flagProblem(_ flags: UInt16, isMain: Bool, dupSort: Bool) -> String? {
+        if flags & ~(bigData | subData | dupData) != 0 { return "has unknown flags \(String(flags, radix: 16))" }
+        if flags & bigData != 0 && flags & (subData | dupData) != 0 { return "is marked both as a large value and as a database" }
+        if flags & dupData != 0 && !dupSort { return "is marked as holding several values, in a database of single values" }
+        if flags & subData != 0 && flags & dupData == 0 && !isMain { return "is marked as a database's record outside the list of databases" }
+        return nil
+    }
+
     /// The key of node `index` of a page whose bounds were checked, if it lies inside the page.
     func nodeKey(_ page: [UInt8], index: Int) -> [UInt8]? {
         let offset = Int(page.u16(Self.header + 2 * index))
@@ -339,7 +366,8 @@ private struct PageWalker {
 
     /// Checks a page's free-space bounds; returns its node count, or nil (with a problem).
     mutating func checkBounds(_ page: [UInt8], _ number: Int, size: Int) -> Int? {
-        let lower = Int(page.u16(12)), upper = Int(page.u16(14))
+        let lower = Int(page.u16(12))
+        let upper = Int(page.u16(14))
         guard lower >= Self.header, lower <= upper, upper <= size else {
             report(number, "its free space \(lower)..<\(upper) is impossible in \(size) bytes")
             return nil

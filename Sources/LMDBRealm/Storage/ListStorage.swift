@@ -1,3 +1,4 @@
+import CRC32C
 internal import LMDBKit
 
 /// The databases of one list property (`List<T>`).
@@ -93,7 +94,11 @@ enum ListKey {
     /// The first position of a chunk key of the same list as the chunk key `other`, or `nil`
     /// for another list.
     static func position(_ key: UnsafeRawBufferPointer, sameListAs other: [UInt8]) -> Int? {
-        guard key.count == other.count, other.withUnsafeBytes({ ByteOrder.equal(UnsafeRawBufferPointer(rebasing: key.prefix(other.count - 4)), UnsafeRawBufferPointer(rebasing: $0.prefix(other.count - 4))) })
+        guard key.count == other.count,
+            other.withUnsafeBytes({
+                ByteOrder.equal(
+                    UnsafeRawBufferPointer(rebasing: key.prefix(other.count - 4)), UnsafeRawBufferPointer(rebasing: $0.prefix(other.count - 4)))
+            })
         else { return nil }
         return Int(UInt32(bigEndian: key.loadUnaligned(fromByteOffset: other.count - 4, as: UInt32.self)))
     }
@@ -115,16 +120,66 @@ enum ListKey {
 }
 
 /// A run of consecutive elements of one list, stored as one value: the number of elements (two
-/// bytes, big-endian), then each element as a tag byte (0 for `nil`, 1 for a value) and, for a
-/// value, its length (LEB128) and field bytes. A chunk is closed once it holds
-/// ``maximumCount`` elements or ``closingSize`` bytes.
+/// bytes, big-endian, its top bit set in a sealed chunk), then each element as a tag byte (0 for
+/// `nil`, 1 for a value) and, for a value, its length (LEB128) and field bytes, then, in a
+/// sealed chunk, the CRC-32C of the chunk's key followed by every byte before it (UInt32
+/// little-endian). Every chunk is written sealed; chunks written before checksums (top bit
+/// clear, no checksum) are still read. A chunk is closed once it holds ``maximumCount``
+/// elements or ``closingSize`` bytes.
+///
+/// Chunks are built unsealed in memory (``append(_:to:)-([UInt8]?,_)``), sealed by
+/// ``sealed(_:key:)`` as they are stored, and opened again by ``opened(_:)`` to take more.
 enum ListChunk {
     static let maximumCount = 64
     static let closingSize = 1024
+    /// The top bit of the count: the chunk ends with its checksum.
+    static let sealedFlag: UInt8 = 0x80
+    static let checksumSize = 4
+
+    /// Whether a stored chunk ends with a checksum.
+    @inline(__always)
+    static func isSealed(_ chunk: UnsafeRawBufferPointer) -> Bool {
+        chunk.count >= 2 + checksumSize && chunk[0] & sealedFlag != 0
+    }
 
     /// The number of elements `chunk` holds.
     static func count(_ chunk: UnsafeRawBufferPointer) -> Int {
-        chunk.count >= 2 ? Int(chunk[0]) << 8 | Int(chunk[1]) : 0
+        chunk.count >= 2 ? Int(chunk[0] & ~sealedFlag) << 8 | Int(chunk[1]) : 0
+    }
+
+    /// The bytes of `chunk` before its checksum.
+    @inline(__always)
+    static func body(_ chunk: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        isSealed(chunk) ? UnsafeRawBufferPointer(rebasing: chunk[..<(chunk.count - checksumSize)]) : chunk
+    }
+
+    /// `chunk` (built by `append`) as stored under `key`: flagged, its checksum after it.
+    static func sealed(_ chunk: [UInt8], key: UnsafeRawBufferPointer) -> [UInt8] {
+        var out = chunk.isEmpty ? [0, 0] : chunk
+        out[0] |= sealedFlag
+        let checksum = out.withUnsafeBytes { body in
+            lmdbrealm_crc32c(lmdbrealm_crc32c(0, key.baseAddress, key.count), body.baseAddress, body.count)
+        }
+        withUnsafeBytes(of: checksum.littleEndian) { out.append(contentsOf: $0) }
+        return out
+    }
+
+    /// A stored chunk as `append` takes it: unflagged, without its checksum.
+    static func opened(_ chunk: UnsafeRawBufferPointer) -> [UInt8] {
+        var out = Array(body(chunk))
+        if !out.isEmpty { out[0] &= ~sealedFlag }
+        return out
+    }
+
+    /// What is wrong with the checksum of the stored chunk `chunk` under `key`, or `nil` (also
+    /// for a chunk written before checksums).
+    static func checksumProblem(_ chunk: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer) -> String? {
+        guard isSealed(chunk) else { return nil }
+        let body = body(chunk)
+        let stored = UInt32(littleEndian: chunk.loadUnaligned(fromByteOffset: body.count, as: UInt32.self))
+        let computed = lmdbrealm_crc32c(lmdbrealm_crc32c(0, key.baseAddress, key.count), body.baseAddress, body.count)
+        guard stored != computed else { return nil }
+        return "its checksum is \(String(stored, radix: 16)), its key's and bytes' \(String(computed, radix: 16))"
     }
 
     /// Whether `chunk` takes another element.
@@ -137,8 +192,9 @@ enum ListChunk {
     /// walk ends where the chunk stops making sense.
     /// - Returns: false if `body` stopped the walk.
     @discardableResult
-    static func forEach(_ chunk: UnsafeRawBufferPointer, _ body: (_ index: Int, _ element: UnsafeRawBufferPointer?) -> Bool) -> Bool {
-        let n = count(chunk)
+    static func forEach(_ stored: UnsafeRawBufferPointer, _ body: (_ index: Int, _ element: UnsafeRawBufferPointer?) -> Bool) -> Bool {
+        let n = count(stored)
+        let chunk = Self.body(stored)
         var at = 2
         for i in 0..<n {
             guard at < chunk.count else { return true }
@@ -197,11 +253,20 @@ enum ListChunk {
 }
 
 extension StoreView {
+    /// Throws if the configuration asks for checksums to be checked and `chunk`, stored under
+    /// `key`, fails its own.
+    @inline(__always)
+    fileprivate func check(_ chunk: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer) throws {
+        guard verifiesChecksums, let problem = ListChunk.checksumProblem(chunk, key: key) else { return }
+        throw DamagedValue(description: "a chunk of a list's elements is damaged (\(problem))")
+    }
+
     /// The last chunk of the list with prefix `prefix`, and its first position: one descent.
     fileprivate func lastChunk(_ cursor: borrowing UnsafeCursor, prefix: [UInt8]) throws -> (first: Int, chunk: UnsafeRawBufferPointer)? {
         let beyond = ListKey.key(prefix, Int(UInt32.max))
         let last = try beyond.withUnsafeBytes { try cursor.seek(atLeast: $0) } != nil ? try cursor.previous() : try cursor.last()
         guard let last, let first = ListKey.position(last.key, prefix: prefix) else { return nil }
+        try check(last.value, key: last.key)
         return (first, last.value)
     }
 
@@ -214,6 +279,7 @@ extension StoreView {
         let after = ListKey.key(prefix, position + 1)
         let found = try after.withUnsafeBytes { try cursor.seek(atLeast: $0) } != nil ? try cursor.previous() : try cursor.last()
         guard let found, let first = ListKey.position(found.key, prefix: prefix), first <= position else { return nil }
+        try check(found.value, key: found.key)
         return (first, found.value)
     }
 
@@ -248,6 +314,7 @@ extension StoreView {
         let cursor = try UnsafeCursor(transaction: transaction, dbi: list.items.dbi)
         var entry = try start.withUnsafeBytes { try cursor.seek(atLeast: $0) }
         while let e = entry, let first = ListKey.position(e.key, sameListAs: start) {
+            try check(e.value, key: e.key)
             guard ListChunk.forEach(e.value, { i, element in body(first + i, element) }) else { return }
             entry = try cursor.next()
         }
@@ -297,7 +364,7 @@ extension WriteSession {
             var first = start
             func store() throws {
                 try ListKey.key(prefix, first).withUnsafeBytes { k in
-                    try chunk.withUnsafeBytes { v in
+                    try ListChunk.sealed(chunk, key: k).withUnsafeBytes { v in
                         if appending { appending = try txn.put(list.items.dbi, key: k, value: v, flags: PutFlags.append.rawValue) }
                         if !appending { _ = try txn.put(list.items.dbi, key: k, value: v) }
                     }
@@ -352,7 +419,7 @@ extension WriteSession {
             var first = 0
             if let last = try view.lastChunk(cursor, prefix: prefix) {
                 if ListChunk.hasRoom(last.chunk) {
-                    chunk = Array(last.chunk)  // copied: the put below replaces the page it lies in
+                    chunk = ListChunk.opened(last.chunk)  // copied: the put below replaces the page it lies in
                     first = last.first
                 } else {
                     first = last.first + ListChunk.count(last.chunk)
@@ -360,7 +427,7 @@ extension WriteSession {
             }
             ListChunk.append(element, to: &chunk)
             try ListKey.key(prefix, first).withUnsafeBytes { k in
-                try chunk.withUnsafeBytes { v in
+                try ListChunk.sealed(chunk, key: k).withUnsafeBytes { v in
                     if try !txn.put(list.items.dbi, key: k, value: v, flags: PutFlags.append.rawValue) {
                         _ = try txn.put(list.items.dbi, key: k, value: v)
                     }

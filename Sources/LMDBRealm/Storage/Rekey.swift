@@ -1,5 +1,5 @@
-internal import LMDBKit
 import Foundation
+internal import LMDBKit
 
 // Re-keying a class whose primary key a migration changed: its objects are stored under their
 // keys, and so is every reference to them — link fields, list and map elements, its own
@@ -44,7 +44,9 @@ extension WriteSession {
         try txn.empty(table.database.dbi)
         records.sort { ByteOrder.compare($0.0, $1.0) < 0 }
         for (key, record) in records {
-            try key.withUnsafeBytes { k in try record.withUnsafeBytes { _ = try txn.put(table.database.dbi, key: k, value: $0, flags: PutFlags.append.rawValue) } }
+            try key.withUnsafeBytes { k in
+                try record.withUnsafeBytes { _ = try txn.put(table.database.dbi, key: k, value: $0, flags: PutFlags.append.rawValue) }
+            }
         }
         records.removeAll()
         // Its own lists: each chunk moves under its owner's new key.
@@ -55,13 +57,16 @@ extension WriteSession {
                 let position = key.loadUnaligned(fromByteOffset: key.count - 4, as: UInt32.self)
                 var newKey = newOwner.withUnsafeBytes { ListKey.prefix($0) }
                 withUnsafeBytes(of: position) { newKey.append(contentsOf: $0) }
-                chunks.append((newKey, Array(chunk)))
+                let resealed = newKey.withUnsafeBytes { ListChunk.sealed(ListChunk.opened(chunk), key: $0) }
+                chunks.append((newKey, resealed))
                 return true
             }
             try txn.empty(list.items.dbi)
             chunks.sort { ByteOrder.compare($0.0, $1.0) < 0 }
             for (key, chunk) in chunks {
-                try key.withUnsafeBytes { k in try chunk.withUnsafeBytes { _ = try txn.put(list.items.dbi, key: k, value: $0, flags: PutFlags.append.rawValue) } }
+                try key.withUnsafeBytes { k in
+                    try chunk.withUnsafeBytes { _ = try txn.put(list.items.dbi, key: k, value: $0, flags: PutFlags.append.rawValue) }
+                }
             }
         }
         // Every reference to its objects, in every class.
@@ -78,7 +83,8 @@ extension WriteSession {
         }
         for other in tables {
             let source = other.className == table.className ? table : other
-            let concerned = source.className == table.className
+            let concerned =
+                source.className == table.className
                 || source.schema.properties.contains { $0.type == .object && $0.objectClassName == table.className }
             guard concerned else { continue }
             try rebuildIndexes(of: source)
@@ -126,7 +132,7 @@ extension WriteSession {
                 }
                 return true
             }
-            if changed { rewritten.append((Array(key), out)) }
+            if changed { rewritten.append((Array(key), ListChunk.sealed(out, key: key))) }
             return true
         }
         for (key, chunk) in rewritten {

@@ -1,5 +1,5 @@
-internal import LMDBKit
 import Foundation
+internal import LMDBKit
 
 // Changing a stored class's layout inside a write: the records rewritten in place in the new
 // column order, list and index databases made or emptied, the catalog updated. A migration
@@ -12,22 +12,14 @@ extension StoreFile {
     /// The schema version stored in the file, or `nil` if none was ever stored (a file
     /// written before versions were recorded, or a new one).
     func schemaVersion(in view: StoreView) throws -> UInt64? {
-        let found = try StoreFile.schemaVersionKey.withUnsafeBytes { try view.transaction.get(meta.dbi, key: $0) }
-        guard let found else { return nil }
-        guard found.count == 8 else {
-            throw RealmError(.invalidDatabase, "The realm at '\(url.path)' records a schema version of \(found.count) bytes", fileURL: url)
-        }
-        return UInt64(littleEndian: found.loadUnaligned(as: UInt64.self))
+        try readVersion(StoreFile.schemaVersionKey, named: "schema version", in: view)
     }
 }
 
 extension WriteSession {
     /// Records `version` as the file's schema version.
     func storeSchemaVersion(_ version: UInt64) throws {
-        let txn = view.transaction
-        try StoreFile.schemaVersionKey.withUnsafeBytes { key in
-            try withUnsafeBytes(of: version.littleEndian) { _ = try txn.put(file.meta.dbi, key: key, value: $0) }
-        }
+        try file.storeVersion(version, under: StoreFile.schemaVersionKey, in: view.transaction)
         changed()
     }
 
@@ -47,7 +39,8 @@ extension WriteSession {
         let sources: [Int?] = schema.properties.map { p in
             guard let i = old.properties.firstIndex(where: { $0.name == p.name }) else { return nil }
             let o = old.properties[i]
-            let sameKind = o.type == p.type && o.objectClassName == p.objectClassName && o.isArray == p.isArray
+            let sameKind =
+                o.type == p.type && o.objectClassName == p.objectClassName && o.isArray == p.isArray
                 && o.isSet == p.isSet && o.isMap == p.isMap
             return sameKind ? i : nil
         }
@@ -157,13 +150,20 @@ extension WriteSession {
 
 extension StoreFile {
     /// The meta key under which the Swift type of `className` is recorded.
-    private static func swiftTypeKey(_ className: String) -> [UInt8] { Array(("swiftType:" + className).utf8) }
+    static func swiftTypeKey(_ className: String) -> [UInt8] { Array(("swiftType:" + className).utf8) }
 
     /// The mangled name of the Swift class that stored `className`, if recorded: a file opened
     /// without `objectTypes` finds its model classes by it.
     func swiftTypeName(of className: String, in view: StoreView) throws -> String? {
-        let found = try StoreFile.swiftTypeKey(className).withUnsafeBytes { try view.transaction.get(meta.dbi, key: $0) }
-        return found.map { String(decoding: $0, as: UTF8.self) }
+        try StoreFile.swiftTypeKey(className).withUnsafeBytes { key in
+            guard let stored = try view.transaction.get(meta.dbi, key: key) else { return nil }
+            switch SealedValue.open(stored, key: key) {
+            case .success(let value): return String(decoding: value, as: UTF8.self)
+            case .failure(let damage):
+                throw RealmError(
+                    .invalidDatabase, "The realm at '\(url.path)' is damaged: the Swift type name of '\(className)' \(damage)", fileURL: url)
+            }
+        }
     }
 }
 
@@ -171,8 +171,9 @@ extension WriteSession {
     /// Records the mangled name of the Swift class `type` for its stored class `className`.
     func storeSwiftTypeName(_ mangled: String, of className: String) throws {
         let txn = view.transaction
-        try Array(("swiftType:" + className).utf8).withUnsafeBytes { key in
-            try Array(mangled.utf8).withUnsafeBytes { _ = try txn.put(file.meta.dbi, key: key, value: $0) }
+        let key = StoreFile.swiftTypeKey(className)
+        try SealedValue.sealed(Array(mangled.utf8), key: key).withUnsafeBytes { value in
+            try key.withUnsafeBytes { _ = try txn.put(file.meta.dbi, key: $0, value: value) }
         }
     }
 }
@@ -188,12 +189,15 @@ extension WriteSession {
             let field = table.field(record.baseAddress!, size: record.count, column: pk, in: file)
             KeyEncoding.append(field, type: table.schema.properties[pk].type, to: &key)
         } else {
-            let next = try view.withLastObject(of: table) { key, _ -> UInt64 in
-                key.count == 8 ? UInt64(bigEndian: key.loadUnaligned(as: UInt64.self)) : 0
-            } ?? 0
+            let next =
+                try view.withLastObject(of: table) { key, _ -> UInt64 in
+                    key.count == 8 ? UInt64(bigEndian: key.loadUnaligned(as: UInt64.self)) : 0
+                } ?? 0
             KeyEncoding.appendBigEndian(next &+ 1, to: &key)
         }
-        let stored = try key.withUnsafeBytes { try view.transaction.put(table.database.dbi, key: $0, value: record, flags: PutFlags.noOverwrite.rawValue) }
+        let stored = try key.withUnsafeBytes {
+            try view.transaction.put(table.database.dbi, key: $0, value: record, flags: PutFlags.noOverwrite.rawValue)
+        }
         guard stored else {
             let pk = table.primaryKeyColumn!
             let shown = describe(table.field(record.baseAddress!, size: record.count, column: pk, in: file), type: table.schema.properties[pk].type)
@@ -235,7 +239,8 @@ extension StoreFile {
         if FileManager.default.fileExists(atPath: url.path) {
             throw RealmError(.fileAccess, "Cannot write a copy of the realm to '\(url.path)': a file is there already", fileURL: url)
         }
-        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).copy-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(
+            ".\(url.lastPathComponent).copy-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         defer {
             unlink(temporary.path)
             unlink(temporary.path + "-lock")
@@ -251,7 +256,8 @@ extension StoreFile {
                 // The version predates a database this process opened since: the newest is copied.
                 let txn = try Transaction(environment: environment, readOnly: true)
                 guard try environment.writeCopy(of: txn.unsafe, names: names, to: temporary.path, options: options) else {
-                    throw RealmError(.fileAccess, "Cannot write a copy of the realm to '\(url.path)': its databases changed while copying", fileURL: url)
+                    throw RealmError(
+                        .fileAccess, "Cannot write a copy of the realm to '\(url.path)': its databases changed while copying", fileURL: url)
                 }
             }
         } catch let error as LMDBError {

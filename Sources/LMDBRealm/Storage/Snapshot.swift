@@ -22,7 +22,7 @@ final class Snapshot: @unchecked Sendable {
     /// Pins the newest committed version of `file`.
     init(file: StoreFile) throws {
         let txn = try Transaction(environment: file.environment, readOnly: true)
-        view = StoreView(txn.unsafe)
+        view = StoreView(txn.unsafe, verifiesChecksums: file.verifiesChecksums)
         version = txn.id
         transaction = consume txn
         self.file = file

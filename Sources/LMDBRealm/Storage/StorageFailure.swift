@@ -32,12 +32,22 @@ struct StorageFailure {
     }
 }
 
+/// Bytes read from the file that fail their checksum or do not parse: thrown by reads that
+/// check them, reported as `invalidDatabase`.
+struct DamagedValue: Error, CustomStringConvertible {
+    let description: String
+}
+
 extension RealmError {
     /// `error` as a ``RealmError``: itself if it is one, translated if it came from the file
     /// underneath (an I/O error otherwise), its message saying `what` was being done to `url`.
     init(_ error: any Error, url: URL, doing what: String) {
         if let error = error as? RealmError {
             self = error
+            return
+        }
+        if let damage = error as? DamagedValue {
+            self.init(.invalidDatabase, "\(what) '\(url.path)': it is damaged: \(damage) (`lmdbrealm verify` tells the extent)", fileURL: url)
             return
         }
         let failure = StorageFailure(error)

@@ -307,7 +307,16 @@ final class StoreFile: @unchecked Sendable {
         }
     }
 
-    static func decodeSchema(_ bytes: UnsafeRawBufferPointer, name: String, url: URL) throws -> ObjectSchema {
+    static func decodeSchema(_ stored: UnsafeRawBufferPointer, name: String, url: URL) throws -> ObjectSchema {
+        let opened = Array(name.utf8).withUnsafeBytes { SealedValue.open(stored, key: $0) }
+        let bytes: UnsafeRawBufferPointer
+        switch opened {
+        case .success(let value): bytes = value
+        case .failure(let damage):
+            throw RealmError(
+                .invalidDatabase, "Unable to open a realm at path '\(url.path)': the stored schema of class '\(name)' is damaged (\(damage))",
+                fileURL: url)
+        }
         do {
             return try JSONDecoder().decode(ObjectSchema.self, from: Data(bytes))
         } catch {
@@ -335,14 +344,33 @@ final class StoreFile: @unchecked Sendable {
     /// The catalog version recorded in the file, as `txn` sees it. Every change to the catalog
     /// (a class added, an index built or dropped) increments it.
     func catalogVersion(in view: StoreView) throws -> UInt64 {
-        let found = try StoreFile.catalogVersionKey.withUnsafeBytes { try view.transaction.get(meta.dbi, key: $0) }
-        guard let found, found.count == 8 else { return 0 }
-        return UInt64(littleEndian: found.loadUnaligned(as: UInt64.self))
+        try readVersion(StoreFile.catalogVersionKey, named: "catalog version", in: view) ?? 0
     }
 
     func storeCatalogVersion(_ version: UInt64, in view: StoreView) throws {
-        try StoreFile.catalogVersionKey.withUnsafeBytes { key in
-            try withUnsafeBytes(of: version.littleEndian) { _ = try view.transaction.put(meta.dbi, key: key, value: $0) }
+        try storeVersion(version, under: StoreFile.catalogVersionKey, in: view.transaction)
+    }
+
+    /// The 8-byte version stored in the meta database under `key`, checked, or `nil`.
+    func readVersion(_ key: [UInt8], named what: String, in view: StoreView) throws -> UInt64? {
+        try key.withUnsafeBytes { key in
+            guard let stored = try view.transaction.get(meta.dbi, key: key) else { return nil }
+            switch SealedValue.open(stored, key: key) {
+            case .success(let value) where value.count == 8:
+                return UInt64(littleEndian: value.loadUnaligned(as: UInt64.self))
+            case .success(let value):
+                throw RealmError(.invalidDatabase, "The realm at '\(url.path)' records a \(what) of \(value.count) bytes, not 8", fileURL: url)
+            case .failure(let damage):
+                throw RealmError(.invalidDatabase, "The realm at '\(url.path)' is damaged: its \(what) \(damage)", fileURL: url)
+            }
+        }
+    }
+
+    /// Stores `version` (8 bytes, sealed) in the meta database under `key`.
+    func storeVersion(_ version: UInt64, under key: [UInt8], in transaction: UnsafeTransaction) throws {
+        let bytes = withUnsafeBytes(of: version.littleEndian) { Array($0) }
+        try SealedValue.sealed(bytes, key: key).withUnsafeBytes { value in
+            try key.withUnsafeBytes { _ = try transaction.put(meta.dbi, key: $0, value: value) }
         }
     }
 

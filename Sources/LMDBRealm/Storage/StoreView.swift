@@ -18,9 +18,13 @@ protocol StoreReader: AnyObject {
 /// callers that cannot throw stop through `Realm.cannotRead`.
 struct StoreView {
     let transaction: UnsafeTransaction
+    /// Whether values other than records (list chunks) are checked against their checksums as
+    /// they are read (`Realm.Configuration.verifiesChecksums`; records are checked by `Table`).
+    let verifiesChecksums: Bool
 
-    init(_ transaction: UnsafeTransaction) {
+    init(_ transaction: UnsafeTransaction, verifiesChecksums: Bool = false) {
         self.transaction = transaction
+        self.verifiesChecksums = verifiesChecksums
     }
 
     /// The LMDB transaction ID of the version: it changes exactly when the data does.

@@ -63,14 +63,17 @@ extension StoreVerifier {
                     return true
                 }
                 guard let record = try txn.get(table.database.dbi, key: objectKey) else {
-                    report(orphanKind, table.className, printableKey(objectKey, of: table), "\(what) has an entry for this object, which is not stored")
+                    report(
+                        orphanKind, table.className, printableKey(objectKey, of: table), "\(what) has an entry for this object, which is not stored")
                     return true
                 }
                 if !damaged.isEmpty && damaged.contains(Array(objectKey)) { return true }
                 key.removeAll(keepingCapacity: true)
                 index.appendKey(record, &key)
                 if ByteOrder.compare(entryKey, key) != 0 {
-                    report(orphanKind, table.className, printableKey(objectKey, of: table), "\(what) has an entry for this object under a value it does not hold")
+                    report(
+                        orphanKind, table.className, printableKey(objectKey, of: table),
+                        "\(what) has an entry for this object under a value it does not hold")
                 }
                 return true
             }
@@ -120,7 +123,8 @@ extension StoreVerifier {
                 } else {
                     let shown = t.withUnsafeBytes { printableKey($0, of: target) }
                     let ownerShown = owner.key.withUnsafeBytes { printableKey($0, of: table) }
-                    report(.backlinkMismatch, table.className, ownerShown, "The references of '\(name)' miss that this object's elements hold \(shown)")
+                    report(
+                        .backlinkMismatch, table.className, ownerShown, "The references of '\(name)' miss that this object's elements hold \(shown)")
                 }
             }
         }
@@ -136,12 +140,14 @@ extension StoreVerifier {
                     let stored = try view.transaction.get(table.database.dbi, key: ownerKey) != nil
                     owner = OwnerState(key: Array(ownerKey), isStored: stored)
                     if !stored {
-                        report(.damagedList, table.className, printableKey(ownerKey, of: table), "Property '\(name)' has elements of this object, which is not stored")
+                        report(
+                            .damagedList, table.className, printableKey(ownerKey, of: table),
+                            "Property '\(name)' has elements of this object, which is not stored")
                     }
                 }
                 guard owner!.isStored else { return true }
                 let first = Int(UInt32(bigEndian: key.loadUnaligned(fromByteOffset: key.count - 4, as: UInt32.self)))
-                if let problem = try chunkProblem(chunk, first: first, property: property, list: list, table: table, owner: &owner!) {
+                if let problem = try chunkProblem(chunk, key: key, first: first, property: property, list: list, table: table, owner: &owner!) {
                     owner!.isSuspect = true
                     report(.damagedList, table.className, printableKey(ownerKey, of: table), "Property '\(name)': \(problem)")
                 }
@@ -160,9 +166,11 @@ extension StoreVerifier {
     /// `nil`. The objects its sound elements name are added to `owner.targets`, and each one
     /// that is not stored is reported.
     private func chunkProblem(
-        _ chunk: UnsafeRawBufferPointer, first: Int, property: Property, list: ListDatabases, table: Table, owner: inout OwnerState
+        _ chunk: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, first: Int, property: Property, list: ListDatabases, table: Table,
+        owner: inout OwnerState
     ) throws -> String? {
         defer { owner.nextPosition = first + ListChunk.count(chunk) }
+        if let problem = ListChunk.checksumProblem(chunk, key: key) { return "the chunk at element \(first) is damaged: \(problem)" }
         if first != owner.nextPosition {
             return "a chunk starts at element \(first), but the elements before it end at \(owner.nextPosition)"
         }
@@ -205,9 +213,10 @@ extension StoreVerifier {
     /// Walks the elements of `chunk` (see ``ListChunk``), checking every count, tag and
     /// length against its bytes, and hands each to `body` (`nil` for a null).
     /// - Returns: What is wrong with the chunk, or `nil` if it parses exactly.
-    static func parseChunk(_ chunk: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) -> Void) -> String? {
-        guard chunk.count >= 2 else { return "has \(chunk.count) bytes, shorter than its count" }
-        let n = ListChunk.count(chunk)
+    static func parseChunk(_ stored: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) -> Void) -> String? {
+        guard stored.count >= 2 else { return "has \(stored.count) bytes, shorter than its count" }
+        let n = ListChunk.count(stored)
+        let chunk = ListChunk.body(stored)
         if n == 0 { return "holds no element" }
         var at = 2
         for i in 0..<n {

@@ -172,13 +172,29 @@ final class StoreVerifier {
                 entries.append((Array(key), Array(value)))
                 return true
             }
+            // The file's own values (schema and catalog versions, Swift type names).
+            try UnsafeCursor(transaction: view.transaction, dbi: file.meta.dbi).forEach { key, value in
+                if case .failure(let damage) = SealedValue.open(value, key: key) {
+                    let name = String(decoding: key, as: UTF8.self)
+                    report(.damagedCatalog, nil, nil, "The file's value '\(name)' is damaged: \(damage)")
+                }
+                return true
+            }
         }
-        for (nameBytes, json) in entries {
+        for (nameBytes, stored) in entries {
             guard nameBytes.withUnsafeBytes(FieldCheck.isValidUTF8) else {
                 report(.damagedCatalog, nil, nil, "The catalog holds a class name that is not UTF-8 (\(nameBytes.withUnsafeBytes(Self.hex)))")
                 continue
             }
             let name = String(decoding: nameBytes, as: UTF8.self)
+            let opened = stored.withUnsafeBytes { s in nameBytes.withUnsafeBytes { SealedValue.open(s, key: $0).map(Array.init) } }
+            let json: [UInt8]
+            switch opened {
+            case .success(let value): json = value
+            case .failure(let damage):
+                report(.damagedCatalog, name, nil, "The stored schema of '\(name)' is damaged: \(damage)")
+                continue
+            }
             let schema: ObjectSchema
             do {
                 schema = try JSONDecoder().decode(ObjectSchema.self, from: Data(json))

@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 internal import LMDBKit
+import Synchronization
 
 /// Told by a write session whenever bytes lent out earlier may have moved: a record written,
 /// replaced or removed, index entries written, the catalog changed. The realm implements it by
@@ -61,7 +61,7 @@ final class WriteSession {
         observer: any WriteSessionObserver
     ) {
         self.file = file
-        view = StoreView(transaction.unsafe)
+        view = StoreView(transaction.unsafe, verifiesChecksums: file.verifiesChecksums)
         self.transaction = consume transaction
         id = WriteSession.nextID.add(1, ordering: .relaxed).newValue
         changeLog = recording ? ChangeLog() : nil
@@ -692,7 +692,8 @@ final class WriteSession {
                 objectClassName: $0.objectClassName, isArray: $0.isArray, linkOriginPropertyName: $0.linkOriginPropertyName,
                 isSet: $0.isSet, isMap: $0.isMap)
         }
-        let schema = ObjectSchema(className: table.className, properties: properties, compoundIndexes: declared.compoundIndexes, isEmbedded: declared.isEmbedded)
+        let schema = ObjectSchema(
+            className: table.className, properties: properties, compoundIndexes: declared.compoundIndexes, isEmbedded: declared.isEmbedded)
         var indexes: [Int: Database] = [:]
         for (column, property) in properties.enumerated() {
             let name = Table.indexDatabaseName(className: table.className, property: property.name)
@@ -730,10 +731,11 @@ final class WriteSession {
 
     /// Writes `schema` to the catalog and moves the catalog version on.
     func storeSchema(_ schema: ObjectSchema) throws {
-        let json = try JSONEncoder().encode(schema)
+        let key = Array(schema.className.utf8)
+        let sealed = SealedValue.sealed(Array(try JSONEncoder().encode(schema)), key: key)
         let txn = view.transaction
-        try Array(schema.className.utf8).withUnsafeBytes { key in
-            try json.withUnsafeBytes { _ = try txn.put(file.catalog.dbi, key: key, value: $0) }
+        try key.withUnsafeBytes { key in
+            try sealed.withUnsafeBytes { _ = try txn.put(file.catalog.dbi, key: key, value: $0) }
         }
         let version = try file.catalogVersion(in: view) &+ 1
         try file.storeCatalogVersion(version, in: view)

@@ -107,4 +107,35 @@ final class PagedNote: Object {
             #expect(found == pages - 2, "\(found) of \(pages - 2) damaged pages were found")
         }
     }
+    /// A node marked as holding a page of several values in a database of single values (one
+    /// flipped bit): LMDB followed it into the node's few bytes and dereferenced a null
+    /// pointer (found by corruption injection). Every leaf node's flags are checked against its
+    /// database.
+    @Test func aLeafNodeWithFlagsItsDatabaseCannotHaveIsAFinding() throws {
+        try withTemporaryDirectory { dir in
+            let (_, bytes) = try writeFile(in: dir)
+            var tried = 0
+            for page in 2..<(bytes.count / Self.pageSize) {
+                let start = page * Self.pageSize
+                func u16(_ at: Int) -> Int { Int(bytes[start + at]) | Int(bytes[start + at + 1]) << 8 }
+                // A leaf page (not of fixed-size values) whose first node has no flags.
+                guard u16(10) & 0x22 == 0x02, u16(12) > 16 else { continue }
+                let node = u16(16)
+                guard u16(node + 4) == 0 else { continue }
+                var damaged = bytes
+                damaged[start + node + 4] = 0x04
+                let copy = dir.appendingPathComponent("flags-\(page).realm")
+                try damaged.write(to: copy)
+                tried += 1
+                do {
+                    let report = try open(copy).verify()
+                    #expect(
+                        report.findings.contains { $0.kind == .damagedDatabase && $0.message.contains("page \(page)") }, "page \(page): \(report)")
+                } catch let error as Realm.Error {
+                    #expect(error.code == .invalidDatabase, "page \(page): \(error)")
+                }
+            }
+            #expect(tried > 10, "only \(tried) leaf pages were damaged")
+        }
+    }
 }

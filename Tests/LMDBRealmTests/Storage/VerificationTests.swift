@@ -154,7 +154,11 @@ final class VerifyNote: Object {
         try damage(config) { txn, open in
             let table = try open("class_" + className)
             let catalog = try open("__lmdbrealm_catalog")
-            let schema = try txn.get(Array(className.utf8), in: catalog) { try JSONDecoder().decode(ObjectSchema.self, from: Data($0)) }
+            let schema = try txn.get(Array(className.utf8), in: catalog) { stored in
+                try Array(className.utf8).withUnsafeBytes { key in
+                    try JSONDecoder().decode(ObjectSchema.self, from: Data(SealedValue.open(stored, key: key).get()))
+                }
+            }
             guard let schema, var record = try txn.get(key, in: table, { Array($0) }) else {
                 throw SetupFailed(description: "no record \(key) of \(className)")
             }
@@ -531,6 +535,92 @@ final class VerifyNote: Object {
         }
     }
 
+    /// The stored chunk of `a`'s tags, made over by `change` (with the key it is stored under).
+    static func changeTagsChunk(of config: Realm.Configuration, _ change: ([UInt8], UnsafeRawBufferPointer) -> [UInt8]) throws {
+        try damage(config) { txn, open in
+            let list = try open("list_VerifyArticle_tags")
+            let key = Self.key("a").withUnsafeBytes { ListKey.key(owner: $0, 0) }
+            guard let stored = try txn.get(key, in: list, { Array($0) }) else { throw SetupFailed(description: "a's tags are not stored") }
+            let changed = key.withUnsafeBytes { change(stored, $0) }
+            try txn.put(changed, forKey: key, in: list)
+        }
+    }
+
+    @Test func aFlippedBitInAListChunkIsFoundByItsChecksum() throws {
+        try withTemporaryDirectory { dir in
+            let config = try Self.makeFile(in: dir)
+            try Self.changeTagsChunk(of: config) { stored, _ in
+                var damaged = stored
+                let at = (0...(damaged.count - 5)).first { Array(damaged[$0..<($0 + 5)]) == Array("green".utf8) }!
+                damaged[at] ^= 1
+                return damaged
+            }
+            // Without checksums on reads (the default) the flipped bit reads as another value;
+            // `verify` checks every chunk's checksum.
+            #expect(
+                try Realm(configuration: config).object(ofType: VerifyArticle.self, forPrimaryKey: "a").map { Array($0.tags) } == ["red", "freen"])
+            let report = try Self.verify(config)
+            Self.expectOnly(.damagedList, className: "VerifyArticle", objectKey: "a", saying: ["'tags'", "checksum"], in: report)
+        }
+    }
+
+    @Test func aChunkMovedUnderAnotherKeyIsFoundByItsChecksum() throws {
+        try withTemporaryDirectory { dir in
+            let config = try Self.makeFile(in: dir)
+            // a's tags, stored (with their checksum) as c's: the checksum covers the key too.
+            try Self.damage(config) { txn, open in
+                let list = try open("list_VerifyArticle_tags")
+                let from = Self.key("a").withUnsafeBytes { ListKey.key(owner: $0, 0) }
+                let to = Self.key("c").withUnsafeBytes { ListKey.key(owner: $0, 0) }
+                guard let stored = try txn.get(from, in: list, { Array($0) }) else { throw SetupFailed(description: "a's tags are not stored") }
+                try txn.put(stored, forKey: to, in: list)
+            }
+            let report = try Self.verify(config)
+            Self.expectOnly(.damagedList, className: "VerifyArticle", objectKey: "c", saying: ["'tags'", "checksum"], in: report)
+        }
+    }
+
+    @Test func aChunkWrittenBeforeChecksumsReadsAndTakesMoreElements() throws {
+        try withTemporaryDirectory { dir in
+            let config = try Self.makeFile(in: dir)
+            try Self.changeTagsChunk(of: config) { stored, _ in
+                let opened = stored.withUnsafeBytes { ListChunk.opened($0) }
+                #expect(opened.count == stored.count - ListChunk.checksumSize && opened[0] & ListChunk.sealedFlag == 0)
+                return opened
+            }
+            var checking = config
+            checking.verifiesChecksums = true
+            let realm = try Realm(configuration: checking)
+            #expect(try realm.verify().isSound)
+            let a = try #require(realm.object(ofType: VerifyArticle.self, forPrimaryKey: "a"))
+            #expect(Array(a.tags) == ["red", "green"])
+            try realm.write { a.tags.append("blue") }
+            #expect(Array(a.tags) == ["red", "green", "blue"])
+            #expect(try realm.verify().isSound)
+        }
+    }
+
+    @Test func readingAListChunkWithAFlippedBitStopsOnItsChecksum() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let config = try VerificationTests.makeFile(in: try makeTemporaryDirectory())
+            try VerificationTests.changeTagsChunk(of: config) { stored, _ in
+                var damaged = stored
+                damaged[damaged.count - 6] ^= 1  // in the last element's bytes
+                return damaged
+            }
+            var checking = config
+            checking.verifiesChecksums = true
+            let realm = try Realm(configuration: checking)
+            FileHandle.standardError.write(Data("realm file: \(config.fileURL!.path)\n".utf8))
+            let a = realm.object(ofType: VerifyArticle.self, forPrimaryKey: "a")!
+            FileHandle.standardError.write(Data("tags: \(Array(a.tags))\n".utf8))
+        }
+        let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        let path = stderr.split(separator: "\n").first { $0.hasPrefix("realm file: ") }?.dropFirst("realm file: ".count) ?? "?"
+        #expect(stderr.contains("'\(path)'") && stderr.contains("damaged") && stderr.contains("checksum"), "stderr was: \(stderr)")
+        #expect(!stderr.contains("tags:"), "the damaged chunk was read: \(stderr)")
+    }
+
     // MARK: - Random damage
 
     // Seeded by the test module's SeededGenerator (SplitMix64), so a failure names its seed.
@@ -579,6 +669,69 @@ final class VerifyNote: Object {
     }
 
     // MARK: - Catalog
+
+    /// The stored value under `key` of the file's database `name`, made over by `change`.
+    static func changeStoredValue(_ key: String, in name: String, of config: Realm.Configuration, _ change: (inout [UInt8]) -> Void) throws {
+        try damage(config) { txn, open in
+            let db = try open(name)
+            guard var value = try txn.get(Array(key.utf8), in: db, { Array($0) }) else { throw SetupFailed(description: "nothing under \(key)") }
+            change(&value)
+            try txn.put(value, forKey: Array(key.utf8), in: db)
+        }
+    }
+
+    @Test func aFlippedBitInAStoredSchemaIsRefusedAtOpenNamingTheFile() throws {
+        try withTemporaryDirectory { dir in
+            let config = try Self.makeFile(in: dir)
+            // "wordCount" becomes "wordCoumt": without the checksum, another schema.
+            try Self.changeStoredValue("VerifyArticle", in: "__lmdbrealm_catalog", of: config) { value in
+                let at = (0...(value.count - 9)).first { Array(value[$0..<($0 + 9)]) == Array("wordCount".utf8) }!
+                value[at + 7] ^= 0x18
+            }
+            let error = try #require(throws: Realm.Error.self) { try Realm(configuration: config) }
+            #expect(error.code == .invalidDatabase, "\(error)")
+            #expect(error.description.contains(config.fileURL!.path) && error.description.contains("VerifyArticle"), "\(error)")
+            #expect(error.description.contains("checksum"), "\(error)")
+        }
+    }
+
+    /// The file of ``makeFile(in:)``, opened once at schema version 3 (which it records).
+    static func makeFileAtVersion3(in dir: URL) throws -> Realm.Configuration {
+        var config = try makeFile(in: dir)
+        config.schemaVersion = 3
+        do { _ = try Realm(configuration: config) }
+        try waitUntilClosed(dir)
+        return config
+    }
+
+    @Test func aFlippedBitInTheSchemaVersionIsRefusedAtOpen() throws {
+        try withTemporaryDirectory { dir in
+            let config = try Self.makeFileAtVersion3(in: dir)
+            try Self.changeStoredValue("schemaVersion", in: "__lmdbrealm_meta", of: config) { $0[0] ^= 0x04 }
+            let error = try #require(throws: Realm.Error.self) { try Realm(configuration: config) }
+            #expect(error.code == .invalidDatabase && error.description.contains("schema version"), "\(error)")
+            #expect(error.description.contains(config.fileURL!.path) && error.description.contains("checksum"), "\(error)")
+        }
+    }
+
+    @Test func valuesWrittenBeforeChecksumsStillRead() throws {
+        try withTemporaryDirectory { dir in
+            let config = try Self.makeFileAtVersion3(in: dir)
+            // The schema and the versions as they were stored before they were sealed.
+            for (key, name) in [
+                ("VerifyArticle", "__lmdbrealm_catalog"), ("schemaVersion", "__lmdbrealm_meta"), ("catalogVersion", "__lmdbrealm_meta"),
+            ] {
+                try Self.changeStoredValue(key, in: name, of: config) { value in
+                    #expect(value.last == SealedValue.marker, "\(key) is not sealed")
+                    value.removeLast(SealedValue.trailerSize)
+                }
+            }
+            let realm = try Realm(configuration: config)
+            #expect(realm.objects(VerifyArticle.self).count == 3)
+            #expect(try schemaVersionAtURL(config.fileURL!) == 3)
+            #expect(try realm.verify().isSound)
+        }
+    }
 
     @Test func aStoredSchemaThatDoesNotDecodeIsADamagedCatalog() throws {
         try withTemporaryDirectory { dir in
