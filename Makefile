@@ -6,7 +6,7 @@ SWIFT ?= swift
 SHELL := /bin/bash
 
 .PHONY: run test check-layers test-thread-sanitizer deps build bench bench-quick test-notes-server notes-load clean \
-	reliability test-crash test-faults test-corruption soak fuzz test-address-sanitizer
+	reliability test-crash test-faults test-corruption soak test-full-disk fuzz test-address-sanitizer
 
 # liblmdb-dev (headers and library) and pkg-config, from Debian's packages.
 deps:
@@ -51,9 +51,10 @@ test-thread-sanitizer: deps
 # The reliability battery (Tests/Reliability), at the sizes CI runs: 200 crash trials (a
 # writing process killed at random instants, at chosen LMDB calls and during a migration, its
 # file checked after each kill), fault injection at every 5th LMDB call of a workload, 500
-# damaged files read in child processes, a 30-second soak; then one table of the figures.
-# `make test-crash TRIALS=1000`, `make test-faults STRIDE=1`, `make test-corruption` and
-# `make soak` (3 minutes) run the full parts.
+# damaged files read in child processes, a 30-second soak, three files filled up to a size
+# limit of the process (a real full disk, RLIMIT_FSIZE); then one table of the figures.
+# `make test-crash TRIALS=1000`, `make test-faults STRIDE=1`, `make test-corruption`,
+# `make soak` (3 minutes) and `make test-full-disk` run the full parts.
 TRIALS ?= 1000
 STRIDE ?= 1
 reliability: deps
@@ -75,6 +76,10 @@ test-corruption: deps
 soak: deps
 	$(SWIFT) build --product ReliabilityBattery
 	$(SWIFT) run --skip-build ReliabilityBattery soak --seconds 180
+
+test-full-disk: deps
+	$(SWIFT) build --product ReliabilityBattery
+	$(SWIFT) run --skip-build ReliabilityBattery full-disk --limits 256 --limits 384 --limits 512 --limits 640 --limits 1024 --limits 2048
 
 # libFuzzer targets (Tests/Fuzz): the predicate parser, the record decoder, and opening and
 # verifying arbitrary files, each for FUZZ_SECONDS (CI: 15) from the committed corpus in

@@ -21,7 +21,7 @@ struct CorruptCommand: ParsableCommand {
         injection.keep = keep
         let result = try injection.run(trials: trials)
         print(result.summary)
-        if result.crashes > 0 { throw ExitCode.failure }
+        if result.crashes > 0 || result.wrongValues > 0 { throw ExitCode.failure }
     }
 }
 

@@ -6,7 +6,8 @@ import Foundation
 struct ReportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "report",
-        abstract: "Run the crash trials, the fault sweep, the corruption injection and the soak, and print one table of their figures.")
+        abstract: "Run the crash trials, the fault sweep, the corruption injection, the soak and the full disk, and print one table of their figures."
+    )
 
     @Option(help: "Crash trials.") var trials = 200
     @Option(help: "Fault injection at every n-th LMDB call.") var stride = 5
@@ -25,6 +26,8 @@ struct ReportCommand: ParsableCommand {
         print(corruption.summary)
         let soaked = try Soak(seconds: soak, seed: seed, trace: false).run()
         print(soaked.summary)
+        let fullDisk = try FullDisk.run(limits: [384, 640, 1_024])
+        print(fullDisk.summary)
 
         var rows: [(String, String)] = [
             (
@@ -45,6 +48,7 @@ struct ReportCommand: ParsableCommand {
         for (outcome, count) in corruption.outcomes.sorted(by: { $0.key < $1.key }) { rows.append(("  \(outcome)", "\(count)")) }
         rows += [
             ("crashes (SIGSEGV, SIGBUS) reading damaged files", "\(corruption.crashes)"),
+            ("different values read with no error", "\(corruption.wrongValues)"),
             (
                 "soak",
                 "\(String(format: "%.0f", soaked.seconds)) s, \(soaked.actorCommits + soaked.childCommits) commits, \(soaked.reads) checked reads, \(soaked.notifications) checked notifications"
@@ -55,6 +59,11 @@ struct ReportCommand: ParsableCommand {
                 "\(soaked.warmUp.fileDescriptors) → \(soaked.end.fileDescriptors), \(soaked.warmUp.readerSlotsPeak) → \(soaked.end.readerSlotsPeak)"
             ),
             ("  soak failures", "\(soaked.failures.count)"),
+            (
+                "full disk (RLIMIT_FSIZE)",
+                "\(fullDisk.trials) files filled, \(fullDisk.acknowledgedCommits) commits kept, \(fullDisk.failures.count) failed; the failed commit threw "
+                    + fullDisk.errors.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            ),
         ]
         let width = rows.map(\.0.count).max() ?? 0
         print("\nReliability")
@@ -62,6 +71,10 @@ struct ReportCommand: ParsableCommand {
         print(
             "  " + "time".padding(toLength: width, withPad: " ", startingAt: 0) + "  "
                 + String(format: "%.0f s crash trials, %.0f s fault injection, %.0f s corruption", crash.seconds, faults.seconds, corruption.seconds))
-        if !crash.failures.isEmpty || !faults.failures.isEmpty || corruption.crashes > 0 || !soaked.failures.isEmpty { throw ExitCode.failure }
+        if !crash.failures.isEmpty || !faults.failures.isEmpty || corruption.crashes > 0 || corruption.wrongValues > 0 || !soaked.failures.isEmpty
+            || !fullDisk.failures.isEmpty
+        {
+            throw ExitCode.failure
+        }
     }
 }

@@ -8,7 +8,7 @@ struct ReliabilityBattery: ParsableCommand {
         subcommands: [
             CrashCommand.self, ChildWorkloadCommand.self, ChildMigrateCommand.self, WriteLogbookCommand.self, FaultsCommand.self,
             ChildFaultsCommand.self, ReportCommand.self, CorruptCommand.self, ChildReadCommand.self, SoakCommand.self,
-            SoakChildCommand.self,
+            SoakChildCommand.self, FullDiskCommand.self, ChildFullDiskCommand.self,
         ])
 }
 

@@ -10,7 +10,8 @@ public func schemaVersionAtURL(_ fileURL: URL, encryptionKey: Data? = nil) throw
     }
     // A file this process has open is read through its open environment (LMDB opens a file
     // once per process); another is opened read-only for the moment.
-    let file = try StoreFile.loaded(at: fileURL)
+    let file =
+        try StoreFile.loaded(at: fileURL)
         ?? StoreFile.open(StoreFile.Options(Realm.Configuration(fileURL: fileURL, readOnly: true))) { CommitHub(file: $0) }
     do {
         let snapshot = try Snapshot(file: file)
@@ -112,7 +113,8 @@ extension Realm {
     /// then linked in place (`link` never replaces a file, so the first copy wins and a reader
     /// sees a whole file or none).
     private static func copySeed(_ seed: URL, to url: URL) throws {
-        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).seed-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(
+            ".\(url.lastPathComponent).seed-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         do {
             try FileManager.default.copyItem(at: seed, to: temporary)
         } catch {
@@ -153,7 +155,8 @@ extension Realm {
         } catch {
             throw Realm.Error(error, url: file.url, doing: "Cannot read the catalog of")
         }
-        let classes = configuration.objectTypes.map { types in types.map { "\(ObjectIdentifier($0).hashValue)" }.joined(separator: ",") }
+        let classes =
+            configuration.objectTypes.map { types in types.map { "\(ObjectIdentifier($0).hashValue)" }.joined(separator: ",") }
             ?? "described \(ClassInfo.describedCount)"
         return "\(catalog)|\(stored.map(String.init) ?? "-")|\(configuration.schemaVersion)|\(configuration.readOnly)|\(classes)"
     }
@@ -188,9 +191,9 @@ extension Realm {
 
     /// Records `version` in a new file.
     private func storeVersionOnly(_ version: UInt64) throws {
-        beginWrite()
+        let session = try beginOwnWrite()
         do {
-            try session!.storeSchemaVersion(version)
+            try session.storeSchemaVersion(version)
             try commitWrite()
         } catch {
             if isInWriteTransactionUnchecked { cancelWrite() }
@@ -218,8 +221,7 @@ extension Realm {
             .info,
             "Migrating the realm at '\(path)' from schema version \(version) to \(target)"
                 + (comparison.changed.isEmpty ? "" : "; changed classes: " + comparison.changed.map(\.info.schema.className).joined(separator: ", ")))
-        beginWrite()
-        let session = self.session!
+        let session = try beginOwnWrite()
         do {
             var newTables = comparison.tables
             for change in comparison.changed {

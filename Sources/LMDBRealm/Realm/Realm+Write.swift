@@ -69,6 +69,18 @@ extension Realm {
         }
     }
 
+    /// Begins a write of the realm's own (opening, migrating): a write that cannot begin throws
+    /// its error at once, rather than becoming a failed write whose commit throws it.
+    func beginOwnWrite() throws -> WriteSession {
+        beginWrite()
+        guard let session else {
+            let failure = writeFailure
+            cancelWrite()
+            throw failure ?? Realm.Error(.fileAccess, "Cannot begin a write to '\(file.url.path)'", fileURL: file.url)
+        }
+        return session
+    }
+
     /// Makes `session` the realm's current write: a new write, or one nested in a group
     /// commit's (see `asyncWrite`).
     func begin(_ session: WriteSession) {

@@ -239,7 +239,7 @@ public final class Realm {
                 fileURL: file.url)
         }
         if !missing.isEmpty && !configuration.readOnly {
-            beginWrite()
+            _ = try beginOwnWrite()
             do {
                 for info in missing { _ = try binding(for: info, create: true) }
                 try commitWrite()

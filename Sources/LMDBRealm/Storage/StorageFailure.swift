@@ -24,7 +24,7 @@ struct StorageFailure {
         case LMDBError.versionMismatch: kind = .incompatibleVersion
         case LMDBError.mapFull: kind = .mapFull
         case LMDBError.readersFull: kind = .readersFull
-        case LMDBError.noSpace: kind = .noSpace
+        case LMDBError.noSpace, LMDBError(code: EFBIG): kind = .noSpace
         case LMDBError.badValueSize: kind = .badValueSize
         case LMDBError.optionsConflict: kind = .optionsConflict
         default: kind = .other
@@ -66,7 +66,9 @@ extension RealmError {
         case .readersFull:
             code = .tooManyReaders
             detail = "every reader slot is in use (Realm.Configuration.maximumNumberOfReaders)"
-        case .noSpace: code = .noSpace
+        case .noSpace:
+            code = .noSpace
+            detail = "the file cannot grow: the disk is full, or the process's file size limit is reached (\(detail))"
         case .badValueSize: code = .invalidValue
         case .optionsConflict:
             code = .fileAccess
