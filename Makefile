@@ -87,7 +87,7 @@ test-full-disk: deps
 # to the corpus with its regression test). A build of its own, under AddressSanitizer with
 # coverage, linking the toolchain's libFuzzer.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS = predicate record verify
+FUZZ_TARGETS = predicate record verify import
 FUZZER_LIBRARY = $(shell find "$$(dirname "$$(dirname "$$(readlink -f "$$(command -v swift)")")")/lib" -name 'libclang_rt.fuzzer_no_main-x86_64.a' 2>/dev/null | head -1)
 fuzz: deps
 	@test -n "$(FUZZER_LIBRARY)" || { echo "error: the toolchain's libclang_rt.fuzzer_no_main is missing" >&2; exit 1; }

@@ -34,10 +34,14 @@ let package = Package(
             swiftSettings: strict
         ),
         // `lmdbrealm`, the command-line inspector.
+        // What the inspector's `import` reads (JSON and CSV rows, converted by a class's schema),
+        // apart from the command so that a fuzz target runs it.
+        .target(name: "InspectorImport", dependencies: ["LMDBRealm"], swiftSettings: strict),
         .executableTarget(
             name: "Inspector",
             dependencies: [
                 "LMDBRealm",
+                "InspectorImport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -86,7 +90,7 @@ let package = Package(
         // libFuzzer targets (`make fuzz` builds them with the sanitizers and libFuzzer).
         .executableTarget(
             name: "FuzzTargets",
-            dependencies: ["LMDBRealm"],
+            dependencies: ["LMDBRealm", "InspectorImport"],
             path: "Tests/Fuzz",
             exclude: ["Corpus"],
             swiftSettings: strict

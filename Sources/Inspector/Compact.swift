@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import InspectorImport
 import LMDBRealm
 import Dispatch
 import Synchronization

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import InspectorImport
 import LMDBRealm
 
 /// `lmdbrealm`: looks into any LMDBRealm file from a terminal, with no model classes compiled
@@ -45,12 +46,6 @@ struct Inspector: ParsableCommand {
             Foundation.exit(2)
         }
     }
-}
-
-/// A failure of the work, with the message to print and the exit status.
-struct InspectorFailure: Error {
-    let message: String
-    var status: Int32 = 1
 }
 
 /// The arguments every command that reads one file takes.

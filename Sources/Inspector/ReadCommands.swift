@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import InspectorImport
 import LMDBRealm
 
 /// The output formats of the commands that print objects.

@@ -1,10 +1,11 @@
-// libFuzzer targets (`make fuzz`): the predicate parser, the record decoder, and opening and
-// verifying arbitrary files. Built with `-sanitize=address` and coverage by the Makefile, which
+// libFuzzer targets (`make fuzz`): the predicate parser, the record decoder, opening and
+// verifying arbitrary files, and the inspector's import of JSON and CSV rows. Built with `-sanitize=address` and coverage by the Makefile, which
 // links libFuzzer and defines FUZZING; built without them (as `swift build` does), the program
 // runs each file it is given once, the regression form of the corpus.
 //
-//     FuzzTargets predicate|record|verify [libFuzzer options] [corpus directories]
+//     FuzzTargets predicate|record|verify|import [libFuzzer options] [corpus directories]
 import Foundation
+import InspectorImport
 @_spi(Testing) import LMDBRealm
 
 #if FUZZING
@@ -56,6 +57,26 @@ enum Targets {
         _ = RecordDecoderCheck.problems(ofRecord: UnsafeRawBufferPointer(rebasing: data.dropFirst()), types: types)
     }
 
+    /// The import target: the first byte picks JSON or CSV and the class; the rest is the
+    /// file. Its rows are converted by the class's schema and created in a write that is then
+    /// cancelled, so every input starts from the same realm (`queried`'s notes and authors).
+    static func importRows(_ data: UnsafeRawBufferPointer) {
+        guard let first = data.first else { return }
+        let realm = queried!
+        let text = Data(data.dropFirst())
+        let csv = first & 1 == 1
+        let className = first & 2 == 0 ? "FuzzNote" : "FuzzAuthor"
+        guard let schema = realm.schema[className], let rows = try? (csv ? ImportRows.csv(text, "fuzzed") : ImportRows.json(text, "fuzzed"))
+        else { return }
+        let converter = RowConverter(realm: realm, schema: schema, source: "fuzzed", csv: csv)
+        realm.beginWrite()
+        defer { realm.cancelWrite() }
+        for row in rows {
+            guard let values = try? converter.convert(row) else { return }
+            realm.dynamicCreate(className, value: values, update: .modified)
+        }
+    }
+
     nonisolated(unsafe) static var directory: URL?
 
     static func verify(_ data: UnsafeRawBufferPointer) {
@@ -104,6 +125,9 @@ enum Targets {
             queried = realm
             return predicate
         case "record": return record
+        case "import":
+            _ = prepare("predicate")
+            return importRows
         case "verify":
             directory = FileManager.default.temporaryDirectory.appendingPathComponent("fuzz-verify-\(getpid())")
             try! FileManager.default.createDirectory(at: directory!, withIntermediateDirectories: true)
@@ -126,7 +150,7 @@ enum Targets {
             }
         }
         guard arguments.count >= 2, let target = Targets.prepare(arguments[1]) else {
-            FileHandle.standardError.write(Data("usage: FuzzTargets predicate|record|verify [libFuzzer options] [corpus...]\n".utf8))
+            FileHandle.standardError.write(Data("usage: FuzzTargets predicate|record|verify|import [libFuzzer options] [corpus...]\n".utf8))
             exit(2)
         }
         Targets.target = target
