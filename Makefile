@@ -39,16 +39,18 @@ test: deps check-layers
 check-layers:
 	@bash Scripts/check-layers.sh
 
-# The tests of everything several threads share (notifications, frozen results read from many
+# Every test that runs on several threads or processes (notifications, frozen results read from many
 # threads, actors, group commit) under ThreadSanitizer; any report fails the run. A build of its
 # own in .build/tsan.
-THREAD_SANITIZED_TESTS = HandOverTests|ObjectStreamTests|NotificationTests|ActorTests|RandomizedChangeSetTests|ConcurrencyTests|ListStreamTests|RealmStoreTests|ReaderLimitTests|AsyncWriteTests|AsyncTransactionTests|HandleCacheTests
+THREAD_SANITIZED_TESTS = HandOverTests|ObjectStreamTests|NotificationTests|ActorTests|RandomizedChangeSetTests|ConcurrencyTests|ListStreamTests|RealmStoreTests|ReaderLimitTests|AsyncWriteTests|AsyncTransactionTests|HandleCacheTests|ManySubscribersTests|StreamBufferingTests|ThreadSafeTests|WriteTests|SnapshotTests|ProcessTests|ListTests|MutableSetTests|MapOfObjectsTests|ObjectIdentityTests|CompoundIndexTests|TransactionTests|ResourceTests
 test-thread-sanitizer: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
 	TSAN_OPTIONS="halt_on_error=1 exitcode=66" $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan \
 		--filter '$(THREAD_SANITIZED_TESTS)'
 
-# The reliability battery (Tests/Reliability), at the sizes CI runs: 200 crash trials (a
+# The reliability battery, at the sizes CI runs: each fuzz target for 15 seconds, the whole
+# test suite under AddressSanitizer, the multi-threaded tests under ThreadSanitizer (their
+# output in .build/reliability), then Tests/Reliability: 200 crash trials (a
 # writing process killed at random instants, at chosen LMDB calls and during a migration, its
 # file checked after each kill), fault injection at every 5th LMDB call of a workload, 500
 # damaged files read in child processes, a 30-second soak, three files filled up to a size
@@ -58,8 +60,14 @@ test-thread-sanitizer: deps
 TRIALS ?= 1000
 STRIDE ?= 1
 reliability: deps
+	@mkdir -p .build/reliability
+	$(MAKE) fuzz FUZZ_SECONDS=15 2>&1 | tee .build/reliability/fuzz.log; test "$${PIPESTATUS[0]}" = 0
+	$(MAKE) test-address-sanitizer > .build/reliability/address-sanitizer.log 2>&1 || { tail -60 .build/reliability/address-sanitizer.log; exit 1; }
+	@grep -E "Test run with|Executed [0-9]+ tests" .build/reliability/address-sanitizer.log
+	$(MAKE) test-thread-sanitizer > .build/reliability/thread-sanitizer.log 2>&1 || { tail -60 .build/reliability/thread-sanitizer.log; exit 1; }
+	@grep -E "Test run with|Executed [0-9]+ tests" .build/reliability/thread-sanitizer.log
 	$(SWIFT) build --product ReliabilityBattery
-	$(SWIFT) run --skip-build ReliabilityBattery report --trials 200 --stride 5 --corruptions 500 --soak 30
+	$(SWIFT) run --skip-build ReliabilityBattery report --trials 200 --stride 5 --corruptions 500 --soak 30 --logs .build/reliability
 
 test-crash: deps
 	$(SWIFT) build --product ReliabilityBattery

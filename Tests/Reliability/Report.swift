@@ -14,6 +14,11 @@ struct ReportCommand: ParsableCommand {
     @Option(help: "Corruption trials.") var corruptions = 500
     @Option(help: "Soak duration in seconds.") var soak = 30.0
     @Option(help: "Seed of the random choices.") var seed = UInt64(UInt32.random(in: 0...UInt32.max))
+    @Option(
+        help:
+            "A folder with the logs of `make fuzz` (fuzz.log) and the sanitizer runs (address-sanitizer.log, thread-sanitizer.log), for their figures."
+    )
+    var logs: String?
 
     func run() throws {
         var crashTrials = CrashTrials(seed: seed)
@@ -65,6 +70,8 @@ struct ReportCommand: ParsableCommand {
                     + fullDisk.errors.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
             ),
         ]
+        let logged = SanitizerAndFuzzFigures(folder: logs)
+        rows += logged.rows
         let width = rows.map(\.0.count).max() ?? 0
         print("\nReliability")
         for (name, value) in rows { print("  " + name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + value) }
@@ -72,9 +79,64 @@ struct ReportCommand: ParsableCommand {
             "  " + "time".padding(toLength: width, withPad: " ", startingAt: 0) + "  "
                 + String(format: "%.0f s crash trials, %.0f s fault injection, %.0f s corruption", crash.seconds, faults.seconds, corruption.seconds))
         if !crash.failures.isEmpty || !faults.failures.isEmpty || corruption.crashes > 0 || corruption.wrongValues > 0 || !soaked.failures.isEmpty
-            || !fullDisk.failures.isEmpty
+            || !fullDisk.failures.isEmpty || logged.addressReports > 0 || logged.threadReports > 0
         {
             throw ExitCode.failure
         }
+    }
+}
+
+/// What the logs of `make fuzz` and the sanitizer runs say, for the table: `make reliability`
+/// runs those first and writes their output to the folder given with `--logs`.
+struct SanitizerAndFuzzFigures {
+    var fuzzExecutions: [(target: String, executions: Int)] = []
+    var fuzzSeconds: Int?
+    var addressTests: Int?
+    var addressReports = 0
+    var threadTests: Int?
+    var threadReports = 0
+
+    init(folder: String?) {
+        guard let folder else { return }
+        if let fuzz = try? String(contentsOfFile: folder + "/fuzz.log", encoding: .utf8) {
+            var target = ""
+            for line in fuzz.split(separator: "\n") {
+                if line.hasPrefix("fuzzing ") {
+                    let words = line.split(separator: " ")
+                    target = String(words[1])
+                    if words.count >= 4 { fuzzSeconds = Int(words[3]) }
+                } else if line.hasPrefix("stat::number_of_executed_units:"),
+                    let count = Int(line.split(separator: ":").last!.trimmingCharacters(in: .whitespaces))
+                {
+                    fuzzExecutions.append((target, count))
+                }
+            }
+        }
+        (addressTests, addressReports) = Self.sanitizerRun(folder + "/address-sanitizer.log", report: "ERROR: AddressSanitizer")
+        (threadTests, threadReports) = Self.sanitizerRun(folder + "/thread-sanitizer.log", report: "WARNING: ThreadSanitizer")
+    }
+
+    /// The number of tests that passed in a sanitizer's log, and its reports.
+    static func sanitizerRun(_ path: String, report: String) -> (Int?, Int) {
+        guard let log = try? String(contentsOfFile: path, encoding: .utf8) else { return (nil, 0) }
+        let reports = log.components(separatedBy: report).count - 1
+        // Swift Testing's last line: "Test run with N tests in M suites passed after …".
+        let passed = log.split(separator: "\n").last { $0.contains("Test run with") && $0.contains("passed") }
+        let tests = passed.flatMap { line in line.split(separator: " ").firstIndex(of: "with").flatMap { Int(line.split(separator: " ")[$0 + 1]) } }
+        return (tests, reports)
+    }
+
+    var rows: [(String, String)] {
+        var rows: [(String, String)] = []
+        if !fuzzExecutions.isEmpty {
+            rows.append(
+                (
+                    "fuzz executions (\(fuzzSeconds.map { "\($0) s" } ?? "") each)",
+                    fuzzExecutions.map { "\($0.target) \($0.executions)" }.joined(separator: ", ")
+                ))
+        }
+        if let addressTests { rows.append(("AddressSanitizer, whole suite", "\(addressTests) tests, \(addressReports) reports")) }
+        if let threadTests { rows.append(("ThreadSanitizer, multi-threaded tests", "\(threadTests) tests, \(threadReports) reports")) }
+        return rows
     }
 }

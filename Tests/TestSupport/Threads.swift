@@ -45,11 +45,13 @@ public func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     for i in 0..<count {
         var thread = pthread_t()
         let work = Unmanaged.passRetained(Work(i, body)).toOpaque()
-        let rc = pthread_create(&thread, nil, { context in
-            let work = Unmanaged<Work>.fromOpaque(context!).takeRetainedValue()
-            work.body(work.index)
-            return nil
-        }, work)
+        let rc = pthread_create(
+            &thread, nil,
+            { context in
+                let work = Unmanaged<Work>.fromOpaque(context!).takeRetainedValue()
+                work.body(work.index)
+                return nil
+            }, work)
         precondition(rc == 0, "pthread_create failed: \(rc)")
         threads.append(thread)
     }
@@ -73,4 +75,56 @@ private func startThread<R>(
     _ body: @escaping @Sendable () throws -> R, then done: @escaping @Sendable (Result<R, any Error>) -> Void
 ) {
     Thread { done(Result { try body() }) }.start()
+}
+
+/// A task executor with a thread of its own: a task started with
+/// `Task(executorPreference: executor)` runs there, not on the concurrency pool, so it goes on
+/// however busy other tests keep the pool (two threads on a two-core machine; under a
+/// sanitizer, for minutes). Keep the executor until its tasks end (a task does not retain
+/// it); its thread ends when it is released.
+public final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
+    // @unchecked Sendable: its state is the queue's, touched under the queue's lock.
+    private final class Queue: @unchecked Sendable {
+        // @unchecked Sendable: `jobs` and `stopped` are touched only under `condition`'s lock.
+        let condition = NSCondition()
+        var jobs: [UnownedJob] = []
+        var stopped = false
+    }
+
+    private let queue = Queue()
+
+    public init() {
+        let queue = self.queue
+        let executor = asUnownedTaskExecutor()
+        let thread = Thread {
+            while true {
+                queue.condition.lock()
+                while queue.jobs.isEmpty && !queue.stopped { queue.condition.wait() }
+                if queue.jobs.isEmpty {
+                    queue.condition.unlock()
+                    return
+                }
+                let job = queue.jobs.removeFirst()
+                queue.condition.unlock()
+                job.runSynchronously(on: executor)
+            }
+        }
+        thread.name = "ThreadExecutor"
+        thread.start()
+    }
+
+    deinit {
+        queue.condition.lock()
+        queue.stopped = true
+        queue.condition.signal()
+        queue.condition.unlock()
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let unowned = UnownedJob(job)
+        queue.condition.lock()
+        queue.jobs.append(unowned)
+        queue.condition.signal()
+        queue.condition.unlock()
+    }
 }

@@ -50,7 +50,10 @@ import Testing
         let config = limited
         let stream = try onOtherThread { try Realm(configuration: config).objects(Article.self).changes }
         let events = Collector<String>()
-        let task = Task {
+        // The stream is read on a thread of its own: with the whole suite running (under a
+        // sanitizer, for minutes), other tests' tasks may keep the concurrency pool busy.
+        let executor = ThreadExecutor()
+        let task = Task(executorPreference: executor) {
             for await change in stream {
                 switch change {
                 case .initial(let results): events.append("initial \(results.count)")
@@ -74,6 +77,6 @@ import Testing
         task.cancel()
         await task.value
         #expect(events.all.last == "ended")
-        withExtendedLifetime((writer, holder)) {}
+        withExtendedLifetime((writer, holder, executor)) {}
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+@_spi(Testing) import LMDBKit
 @_spi(Testing) import LMDBRealm
 import TestSupport
 import Testing
@@ -99,6 +100,34 @@ private func writeVersion1(_ dir: URL) throws {
                 realm.add(entry)
             }
             #expect(realm.objects(LogbookV2.self).count == 4)
+        }
+    }
+
+    /// Every read or write transaction that opening and migrating begins, failing in turn
+    /// (no reader slot): each failure is thrown, naming the file, and leaves it at the old
+    /// version. The migration's own write once stopped the process when it could not begin.
+    @Test func aMigrationWhoseTransactionCannotBeginThrowsAndLeavesTheOldVersion() async {
+        await #expect(processExitsWith: .success) {
+            var succeeded = false
+            for skipped in 0..<200 where !succeeded {
+                let dir = try makeTemporaryDirectory()
+                defer { try? FileManager.default.removeItem(at: dir) }
+                try writeVersion1(dir)
+                let url = dir.appendingPathComponent("test.realm")
+                FaultInjection.fail("mdb_txn_begin", with: .readersFull, after: skipped)
+                do {
+                    let realm = try Realm(configuration: configuration(dir, LogbookV3.self, version: 3) { _, _ in })
+                    FaultInjection.reset()
+                    precondition(realm.objects(LogbookV3.self).count == 3)
+                    succeeded = true
+                } catch let error as Realm.Error {
+                    FaultInjection.reset()
+                    precondition(error.description.contains(url.path), "\(error)")
+                    let version = try schemaVersionAtURL(url)
+                    precondition(version == 0, "a failed migration changed the version to \(version)")
+                }
+            }
+            precondition(succeeded, "the open never got past its transactions")
         }
     }
 
