@@ -6,7 +6,9 @@ SWIFT ?= swift
 SHELL := /bin/bash
 
 .PHONY: run test check-layers test-thread-sanitizer deps build bench bench-quick test-notes-server notes-load clean \
-	reliability test-crash test-faults test-corruption soak test-full-disk fuzz test-address-sanitizer
+	reliability test-crash test-faults test-corruption soak test-full-disk fuzz test-address-sanitizer \
+	notes-server-build thread-sanitizer-build address-sanitizer-build fuzz-build fuzz-run reliability-address-sanitizer \
+	reliability-thread-sanitizer reliability-fuzz
 
 # liblmdb-dev (headers and library) and pkg-config, from Debian's packages.
 deps:
@@ -27,12 +29,12 @@ run: deps
 	$(SWIFT) run ArticleCache fetch
 
 # The layer check, the tests, the benchmark suite's quick run as a smoke test (no timing is
-# checked), then the NotesServer example's tests.
+# checked; the NotesServer example builds meanwhile), then the NotesServer example's tests.
 test: deps check-layers
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
-	$(MAKE) bench-quick
-	$(MAKE) test-notes-server
+	$(MAKE) -j2 bench-quick notes-server-build
+	$(SWIFT) test --skip-build --package-path Examples/NotesServer
 
 # Imports that cross a layer (only LMDBKit imports CLMDB, only LMDBRealm's Storage/ imports
 # LMDBKit) fail the build of the tests.
@@ -43,10 +45,13 @@ check-layers:
 # threads, actors, group commit) under ThreadSanitizer; any report fails the run. A build of its
 # own in .build/tsan.
 THREAD_SANITIZED_TESTS = HandOverTests|ObjectStreamTests|NotificationTests|ActorTests|RandomizedChangeSetTests|ConcurrencyTests|ListStreamTests|RealmStoreTests|ReaderLimitTests|AsyncWriteTests|AsyncTransactionTests|HandleCacheTests|ManySubscribersTests|StreamBufferingTests|ThreadSafeTests|WriteTests|SnapshotTests|ProcessTests|ListTests|MutableSetTests|MapOfObjectsTests|ObjectIdentityTests|CompoundIndexTests|TransactionTests|ResourceTests
-test-thread-sanitizer: deps
+THREAD_SANITIZED_RUN = TSAN_OPTIONS="halt_on_error=1 exitcode=66" $(SWIFT) test --skip-build --sanitize=thread \
+	--scratch-path .build/tsan --filter '$(THREAD_SANITIZED_TESTS)'
+test-thread-sanitizer: thread-sanitizer-build
+	$(THREAD_SANITIZED_RUN)
+
+thread-sanitizer-build: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
-	TSAN_OPTIONS="halt_on_error=1 exitcode=66" $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan \
-		--filter '$(THREAD_SANITIZED_TESTS)'
 
 # The reliability battery, at the sizes CI runs: each fuzz target for 15 seconds, the whole
 # test suite under AddressSanitizer, the multi-threaded tests under ThreadSanitizer (their
@@ -59,15 +64,27 @@ test-thread-sanitizer: deps
 # `make soak` (3 minutes) and `make test-full-disk` run the full parts.
 TRIALS ?= 1000
 STRIDE ?= 1
+LOGS = .build/reliability
 reliability: deps
-	@mkdir -p .build/reliability
-	$(MAKE) fuzz FUZZ_SECONDS=15 2>&1 | tee .build/reliability/fuzz.log; test "$${PIPESTATUS[0]}" = 0
-	$(MAKE) test-address-sanitizer > .build/reliability/address-sanitizer.log 2>&1 || { tail -60 .build/reliability/address-sanitizer.log; exit 1; }
-	@grep -E "Test run with|Executed [0-9]+ tests" .build/reliability/address-sanitizer.log
-	$(MAKE) test-thread-sanitizer > .build/reliability/thread-sanitizer.log 2>&1 || { tail -60 .build/reliability/thread-sanitizer.log; exit 1; }
-	@grep -E "Test run with|Executed [0-9]+ tests" .build/reliability/thread-sanitizer.log
+	@mkdir -p $(LOGS)
+	$(MAKE) -j2 address-sanitizer-build reliability-fuzz
 	$(SWIFT) build --product ReliabilityBattery
-	$(SWIFT) run --skip-build ReliabilityBattery report --trials 200 --stride 5 --corruptions 500 --soak 30 --logs .build/reliability
+	$(SWIFT) run --skip-build ReliabilityBattery report --trials 200 --stride 5 --corruptions 500 --soak 30 --logs $(LOGS)
+
+# The three sanitized builds run two at a time, beside the runs (which run one at a time:
+# AddressSanitizer's, ThreadSanitizer's, then the fuzzing), each build's and run's output in
+# $(LOGS), its end printed if it fails.
+reliability-address-sanitizer: address-sanitizer-build
+	$(ADDRESS_SANITIZED_RUN) > $(LOGS)/address-sanitizer.log 2>&1 || { tail -60 $(LOGS)/address-sanitizer.log; exit 1; }
+	@grep -E "Test run with" $(LOGS)/address-sanitizer.log
+
+reliability-thread-sanitizer: thread-sanitizer-build | reliability-address-sanitizer
+	$(THREAD_SANITIZED_RUN) > $(LOGS)/thread-sanitizer.log 2>&1 || { tail -60 $(LOGS)/thread-sanitizer.log; exit 1; }
+	@grep -E "Test run with" $(LOGS)/thread-sanitizer.log
+
+reliability-fuzz: fuzz-build | reliability-thread-sanitizer
+	$(MAKE) fuzz-run FUZZ_SECONDS=15 > $(LOGS)/fuzz.log 2>&1 || { tail -30 $(LOGS)/fuzz.log; exit 1; }
+	@grep -E "^fuzzing|stat::number_of_executed_units" $(LOGS)/fuzz.log
 
 test-crash: deps
 	$(SWIFT) build --product ReliabilityBattery
@@ -97,10 +114,15 @@ test-full-disk: deps
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS = predicate record verify import
 FUZZER_LIBRARY = $(shell find "$$(dirname "$$(dirname "$$(readlink -f "$$(command -v swift)")")")/lib" -name 'libclang_rt.fuzzer_no_main-x86_64.a' 2>/dev/null | head -1)
-fuzz: deps
+fuzz: fuzz-build
+	$(MAKE) fuzz-run
+
+fuzz-build: deps
 	@test -n "$(FUZZER_LIBRARY)" || { echo "error: the toolchain's libclang_rt.fuzzer_no_main is missing" >&2; exit 1; }
 	$(SWIFT) build --product FuzzTargets --scratch-path .build/fuzz -Xswiftc -DFUZZING -Xswiftc -sanitize=address \
 		-Xswiftc -sanitize-coverage=edge,trace-cmp,inline-8bit-counters,pc-table -Xlinker $(FUZZER_LIBRARY) -Xlinker -lstdc++
+
+fuzz-run:
 	@mkdir -p .build/fuzz/crashes
 	@for target in $(FUZZ_TARGETS); do \
 		mkdir -p .build/fuzz/corpus/$$target; \
@@ -113,9 +135,12 @@ fuzz: deps
 
 # The whole test suite under AddressSanitizer (a build of its own in .build/asan); any report
 # fails the run.
-test-address-sanitizer: deps
+ADDRESS_SANITIZED_RUN = ASAN_OPTIONS="detect_leaks=0 halt_on_error=1" $(SWIFT) test --skip-build --sanitize=address --scratch-path .build/asan
+test-address-sanitizer: address-sanitizer-build
+	$(ADDRESS_SANITIZED_RUN)
+
+address-sanitizer-build: deps
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build/asan
-	ASAN_OPTIONS="detect_leaks=0 halt_on_error=1" $(SWIFT) test --skip-build --sanitize=address --scratch-path .build/asan
 
 # The suite against SQLite (C API and GRDB) and the raw LMDBKit floor, N = 100,000: writes
 # Benchmarks/results/latest.json, latest.md and latest.svg. A package of its own (Benchmarks/).
@@ -131,9 +156,11 @@ bench-quick: deps
 
 # The NotesServer example (Examples/NotesServer, a package of its own): its tests start the real
 # server on a free loopback port, on LMDBRealm and on SQLite through GRDB.
-test-notes-server: deps
+test-notes-server: notes-server-build
+	$(SWIFT) test --skip-build --package-path Examples/NotesServer
+
+notes-server-build: deps
 	$(SWIFT) build --build-tests --package-path Examples/NotesServer
-	$(SWIFT) test --package-path Examples/NotesServer
 
 # wrk and a thousand event subscribers against NotesServer on both backends: writes
 # Examples/NotesServer/results/latest.md (about three minutes after the release build).
