@@ -16,10 +16,40 @@ extension StoreView {
         let cursor = try UnsafeCursor(transaction: transaction, dbi: dbi)
         var entry = try probe.withUnsafeBytes { try cursor.seek(exactly: $0) }
         while let e = entry {
-            if !cut || linksTo(origin, column, owner: e.value, target: target, file: file) {
+            if verifiesChecksums && !cut {
+                try checkBacklink(from: origin, column: column, owner: e.value, target: target, file: file)
+                guard body(e.value) else { return }
+            } else if !cut || linksTo(origin, column, owner: e.value, target: target, file: file) {
                 guard body(e.value) else { return }
             }
             entry = try cursor.nextValue()
+        }
+    }
+
+    /// Throws unless the object `owner` of `origin` holds `target` in its link or list column
+    /// `column`, as the backlink entry that named it says.
+    ///
+    /// Backlink entries have no checksum of their own: they repeat what a record or a list
+    /// chunk holds, whose checksum is checked. So, when the configuration asks for checksums
+    /// to be checked, each entry used is checked against its owner.
+    private func checkBacklink(
+        from origin: Table, column: Int, owner: UnsafeRawBufferPointer, target: UnsafeRawBufferPointer, file: StoreFile
+    ) throws {
+        var holds = false
+        if let list = origin.lists[column] {
+            guard try transaction.get(origin.database.dbi, key: owner) != nil else {
+                throw DamagedValue(description: "a backlink of '\(origin.className)' is damaged: it names an object that is gone")
+            }
+            try forEachListElement(list, owner: owner) { _, element in
+                guard let element else { return true }
+                holds = list.isMap ? MapEntry.part(element, keys: false).elementsEqual(target) : element.elementsEqual(target)
+                return !holds
+            }
+        } else {
+            holds = linksTo(origin, column, owner: owner, target: target, file: file)
+        }
+        guard holds else {
+            throw DamagedValue(description: "a backlink of '\(origin.className)' is damaged: it names an object that does not link to its target")
         }
     }
 
@@ -29,7 +59,8 @@ extension StoreView {
     func backlinkCount(from origin: Table, column: Int, to target: UnsafeRawBufferPointer, file: StoreFile) throws -> Int {
         let (dbi, probe, cut) = backlinkProbe(origin, column, target)
         guard let dbi else { return 0 }
-        if cut {
+        // Counting entries trusts them; with checksums checked, each is checked.
+        if cut || verifiesChecksums {
             var n = 0
             try forEachBacklink(from: origin, column: column, to: target, file: file) { _ in
                 n += 1
@@ -54,9 +85,9 @@ extension StoreView {
 
     /// Whether the object `owner` of `origin` links to `target` through to-one column `column`.
     private func linksTo(_ origin: Table, _ column: Int, owner: UnsafeRawBufferPointer, target: UnsafeRawBufferPointer, file: StoreFile) -> Bool {
-        guard let record = try? transaction.get(origin.database.dbi, key: owner),
-            let field = origin.field(record.baseAddress!, size: record.count, column: column, in: file)
-        else { return false }
+        guard let record = try? transaction.get(origin.database.dbi, key: owner) else { return false }
+        origin.checkRecord(record, in: file)
+        guard let field = origin.field(record.baseAddress!, size: record.count, column: column, in: file) else { return false }
         return field.elementsEqual(target)
     }
 }

@@ -67,7 +67,8 @@ struct QueryExecutor {
             if let failure { reader.cannotRead("the links of '\(table.className)'", failure) }
             return total
         }
-        if plan.countFromIndex, case .indexKeys(let column, let keys) = plan.access {
+        // Counting entries trusts them; with checksums checked, the walk below checks each.
+        if plan.countFromIndex, !file.verifiesChecksums, case .indexKeys(let column, let keys) = plan.access {
             do {
                 let cursor = try UnsafeCursor(transaction: txn, dbi: table.indexes[column]!.dbi)
                 var total = 0
@@ -134,28 +135,33 @@ struct QueryExecutor {
 
         case .indexKeys(let column, let keys):
             let cursor = try UnsafeCursor(transaction: txn, dbi: table.indexes[column]!.dbi)
+            let checked = checkedEntries(.column(column))
             for key in keys {
                 var entry = try key.withUnsafeBytes { try cursor.seek(exactly: $0) }
                 while let e = entry {
-                    guard try visitObject(e.value, keysOnly, visit) else { return }
+                    guard try visitObject(e.value, keysOnly, visit, entry: e.key, checked) else { return }
                     entry = try cursor.nextValue()
                 }
             }
 
         case .indexRange(let column, let lower, let upper):
             let cursor = try UnsafeCursor(transaction: txn, dbi: table.indexes[column]!.dbi)
+            let checked = checkedEntries(.column(column))
             var entry = try lower.map { l in try l.withUnsafeBytes { try cursor.seek(atLeast: $0) } } ?? cursor.first()
             while let e = entry {
                 if let upper, ByteOrder.compare(e.key, upper) > 0, !isCutPrefix(upper, of: e.key) { return }
-                guard try visitObject(e.value, keysOnly, visit) else { return }
+                guard try visitObject(e.value, keysOnly, visit, entry: e.key, checked) else { return }
                 entry = try cursor.next()
             }
 
         case .indexPrefix(let column, let prefix):
             let cursor = try UnsafeCursor(transaction: txn, dbi: table.indexes[column]!.dbi)
+            let checked = checkedEntries(.column(column))
             var entry = try prefix.withUnsafeBytes { try cursor.seek(atLeast: $0) }
-            while let e = entry, e.key.count >= prefix.count, ByteOrder.compare(UnsafeRawBufferPointer(rebasing: e.key.prefix(prefix.count)), prefix) == 0 {
-                guard try visitObject(e.value, keysOnly, visit) else { return }
+            while let e = entry, e.key.count >= prefix.count,
+                ByteOrder.compare(UnsafeRawBufferPointer(rebasing: e.key.prefix(prefix.count)), prefix) == 0
+            {
+                guard try visitObject(e.value, keysOnly, visit, entry: e.key, checked) else { return }
                 entry = try cursor.next()
             }
 
@@ -168,12 +174,14 @@ struct QueryExecutor {
             }
 
         case .ordered(let column?, let ascending):
-            try walkIndexInOrder(table.indexes[column]!, column: column, ascending: ascending, keysOnly: keysOnly, visit)
+            try walkIndexInOrder(
+                table.indexes[column]!, column: column, ascending: ascending, keysOnly: keysOnly, checked: checkedEntries(.column(column)), visit)
 
         case .compound(let i, let prefix, let ascending):
             let index = table.compoundIndexes[i]
             try walkIndexInOrder(
-                index.database, column: index.columns.last!, prefix: prefix, ascending: ascending, keysOnly: keysOnly, visit)
+                index.database, column: index.columns.last!, prefix: prefix, ascending: ascending, keysOnly: keysOnly,
+                checked: checkedEntries(.compound(index)), visit)
 
         case .backlinks(let column, let targets):
             let keys: [[UInt8]]
@@ -255,10 +263,51 @@ struct QueryExecutor {
     }
 
     /// Looks up the object `key` found in an index and visits it; with `keysOnly`, visits its
-    /// key alone.
+    /// key alone. With `checked`, the index entry `entry` that named it is checked against its
+    /// record first (and the record handed over).
     @inline(__always)
-    private func visitObject(_ key: UnsafeRawBufferPointer, _ keysOnly: Bool, _ visit: Visit) throws -> Bool {
-        keysOnly ? visit(key, UnsafeRawBufferPointer(start: nil, count: 0)) : visit(key, try record(of: key))
+    private func visitObject(
+        _ key: UnsafeRawBufferPointer, _ keysOnly: Bool, _ visit: Visit, entry: UnsafeRawBufferPointer? = nil, _ checked: IndexedColumns? = nil
+    ) throws -> Bool {
+        if let checked, let entry {
+            let record = try record(of: key)
+            try check(entry, against: record, checked)
+            return visit(key, record)
+        }
+        return keysOnly ? visit(key, UnsafeRawBufferPointer(start: nil, count: 0)) : visit(key, try record(of: key))
+    }
+
+    /// What an index's keys are made of.
+    enum IndexedColumns {
+        case column(Int)
+        case compound(CompoundIndex)
+    }
+
+    /// `columns` when the configuration asks for checksums to be checked, nil otherwise.
+    ///
+    /// An index entry has no checksum of its own: it repeats what the record it names holds,
+    /// and that record's checksum is checked. So each entry a query uses is checked against the
+    /// record (a flipped bit in its key or in the object key it names shows as a record whose
+    /// value is not the entry's). An entry missing altogether is found by `verify` alone.
+    @inline(__always)
+    private func checkedEntries(_ columns: IndexedColumns) -> IndexedColumns? {
+        file.verifiesChecksums ? columns : nil
+    }
+
+    /// Throws unless `record` (checked first) holds the value the index entry with key `entry`
+    /// stands for.
+    private func check(_ entry: UnsafeRawBufferPointer, against record: UnsafeRawBufferPointer, _ columns: IndexedColumns) throws {
+        table.checkRecord(record, in: file)
+        var expected: [UInt8] = []
+        switch columns {
+        case .column(let column):
+            table.appendIndexKey(table.field(record.baseAddress!, size: record.count, column: column, in: file), column: column, to: &expected)
+        case .compound(let index):
+            table.appendCompoundKey(index, record: record, in: file, to: &expected)
+        }
+        guard expected.withUnsafeBytes({ ByteOrder.compare($0, entry) }) == 0 else {
+            throw DamagedValue(description: "an index entry of '\(table.className)' is damaged: it names an object that does not hold its value")
+        }
     }
 
     /// Visits every object in the order of the index of `column`. Objects with equal values
@@ -273,7 +322,8 @@ struct QueryExecutor {
     /// With a `prefix`, only the keys that start with it are walked (a compound index's entries
     /// for given values of its leading columns, ordered by `column`, its last).
     private func walkIndexInOrder(
-        _ index: Database, column: Int, prefix: [UInt8]? = nil, ascending: Bool, keysOnly: Bool, _ visit: Visit
+        _ index: Database, column: Int, prefix: [UInt8]? = nil, ascending: Bool, keysOnly: Bool, checked: IndexedColumns?,
+        _ visit: Visit
     ) throws {
         let cursor = try UnsafeCursor(transaction: txn, dbi: index.dbi)
         // The objects of one index key, reused from key to key.
@@ -301,20 +351,26 @@ struct QueryExecutor {
         while let e = entry {
             var next = inRange(try ascending ? cursor.next() : cursor.previous())
             guard let n = next, Self.sameKey(n.key, e.key) else {
-                guard try visitObject(e.value, keysOnly, visit) else { return }
+                guard try visitObject(e.value, keysOnly, visit, entry: e.key, checked) else { return }
                 entry = next
                 continue
             }
             // Several objects under this index key. Objects under a cut key are ordered by their
             // records, whatever `keysOnly` says.
             let cut = e.key.count == Table.maximumIndexKeyLength
-            let withRecords = cut || !keysOnly
+            let withRecords = cut || !keysOnly || checked != nil
+            func member(_ object: UnsafeRawBufferPointer) throws -> (key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer) {
+                guard withRecords else { return (object, UnsafeRawBufferPointer(start: nil, count: 0)) }
+                let record = try record(of: object)
+                if let checked { try check(e.key, against: record, checked) }
+                return (object, record)
+            }
             group.removeAll(keepingCapacity: true)
-            group.append((e.value, withRecords ? try record(of: e.value) : UnsafeRawBufferPointer(start: nil, count: 0)))
-            group.append((n.value, withRecords ? try record(of: n.value) : UnsafeRawBufferPointer(start: nil, count: 0)))
+            group.append(try member(e.value))
+            group.append(try member(n.value))
             next = inRange(try ascending ? cursor.next() : cursor.previous())
             while let v = next, Self.sameKey(v.key, e.key) {
-                group.append((v.value, withRecords ? try record(of: v.value) : UnsafeRawBufferPointer(start: nil, count: 0)))
+                group.append(try member(v.value))
                 next = inRange(try ascending ? cursor.next() : cursor.previous())
             }
             // The values of one key come in object-key order: going down, reversed.
@@ -432,4 +488,3 @@ struct FieldOrder {
         return bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
     }
 }
-

@@ -76,20 +76,23 @@ private final class Seen: @unchecked Sendable {
         var slots = 0
         var threads = 0
         for commit in 1...commits {
-            slots = max(slots, try await onNewThread {
-                let realm = try Realm(configuration: config)
-                try realm.write { realm.add(Article(id: "a\(commit)")) }
-                return realm.readerSlotsInUse
-            })
+            slots = max(
+                slots,
+                try await onNewThread {
+                    let realm = try Realm(configuration: config)
+                    try realm.write { realm.add(Article(id: "a\(commit)")) }
+                    return realm.readerSlotsInUse
+                })
             let all = try await onNewThread { seen.waitForAll(commit) }
             #expect(all, "every subscriber saw commit \(commit)")
             guard all else { break }
             threads = max(threads, threadCount())
         }
         #expect(slots <= 8, "reader slots in use: \(slots)")
-        // Threads are counted for the whole process, where other suites run at the same time:
-        // the bound tells a shared queue (a few worker threads) from a thread per subscriber.
-        #expect(threads - threadsBefore <= 64, "threads: \(threadsBefore) before, \(threads) at most")
+        // Threads are counted for the whole process, where other suites run at the same time
+        // (and, under a sanitizer, its own threads): the bound tells a shared queue (a few worker
+        // threads) from a thread per subscriber, with room for the rest of the process.
+        #expect(threads - threadsBefore < subscribers / 4, "threads: \(threadsBefore) before, \(threads) at most")
         for task in tasks { task.cancel() }
         for task in tasks { await task.value }
     }

@@ -557,8 +557,10 @@ final class VerifyNote: Object {
             }
             // Without checksums on reads (the default) the flipped bit reads as another value;
             // `verify` checks every chunk's checksum.
+            var trusting = config
+            trusting.verifiesChecksums = false
             #expect(
-                try Realm(configuration: config).object(ofType: VerifyArticle.self, forPrimaryKey: "a").map { Array($0.tags) } == ["red", "freen"])
+                try Realm(configuration: trusting).object(ofType: VerifyArticle.self, forPrimaryKey: "a").map { Array($0.tags) } == ["red", "freen"])
             let report = try Self.verify(config)
             Self.expectOnly(.damagedList, className: "VerifyArticle", objectKey: "a", saying: ["'tags'", "checksum"], in: report)
         }
@@ -619,6 +621,96 @@ final class VerifyNote: Object {
         let path = stderr.split(separator: "\n").first { $0.hasPrefix("realm file: ") }?.dropFirst("realm file: ".count) ?? "?"
         #expect(stderr.contains("'\(path)'") && stderr.contains("damaged") && stderr.contains("checksum"), "stderr was: \(stderr)")
         #expect(!stderr.contains("tags:"), "the damaged chunk was read: \(stderr)")
+    }
+
+    // MARK: - Index entries and references, checked on reads
+
+    /// The file of ``makeFile(in:)`` with two entries that no record agrees with: the section
+    /// index's entry of "a" (under "Arts") names "b" instead, and the keywords' references say
+    /// "b" holds "k3".
+    static func makeFileWithDamagedEntries(in directory: URL) throws -> Realm.Configuration {
+        let config = try makeFile(in: directory)
+        try damage(config) { txn, open in
+            let index = try open("index_VerifyArticle_section")
+            let deleted = try key("Arts").withUnsafeBytes { k in
+                try key("a").withUnsafeBytes { try txn.unsafe.delete(index.dbi, key: k, value: $0) }
+            }
+            guard deleted else { throw SetupFailed(description: "no index entry of a under Arts") }
+            try txn.put(key("b"), forKey: key("Arts"), in: index)
+            try txn.put(key("b"), forKey: key("k3"), in: open("listrefs_VerifyArticle_keywords"))
+        }
+        return config
+    }
+
+    @Test func damagedIndexEntriesAndReferencesAreReadAsTheySayUnlessChecksumsAreChecked() throws {
+        try withTemporaryDirectory { dir in
+            var config = try Self.makeFileWithDamagedEntries(in: dir)
+            config.verifiesChecksums = false
+            let realm = try Realm(configuration: config)
+            // Without checksums on reads (the default), entries are trusted: wrong answers.
+            #expect(Array(realm.objects(VerifyArticle.self).where { $0.section == "Arts" }.map(\.id)) == ["b"])
+            #expect(realm.object(ofType: VerifyKeyword.self, forPrimaryKey: "k3")?.articles.count == 2)
+            // `verify` compares every index and reference with the records.
+            let kinds = Set(try realm.verify().findings.map(\.kind))
+            #expect(kinds == [.missingIndexEntry, .orphanIndexEntry, .backlinkMismatch])
+        }
+    }
+
+    /// Reads the file of ``makeFileWithDamagedEntries(in:)`` with checksums checked, one `way`,
+    /// and prints what it read (which it should not get to).
+    static func readDamagedEntries(_ way: String) throws {
+        var config = try makeFileWithDamagedEntries(in: try makeTemporaryDirectory())
+        config.verifiesChecksums = true
+        let realm = try Realm(configuration: config)
+        FileHandle.standardError.write(Data("realm file: \(config.fileURL!.path)\n".utf8))
+        let arts = realm.objects(VerifyArticle.self).where { $0.section == "Arts" }
+        let read: String
+        switch way {
+        case "query": read = "\(Array(arts.map(\.id)))"
+        case "count": read = "\(arts.count)"
+        case "sort": read = "\(Array(realm.objects(VerifyArticle.self).sorted(byKeyPath: "section").map(\.id)))"
+        case "backlinks": read = "\(realm.object(ofType: VerifyKeyword.self, forPrimaryKey: "k3")!.articles.count)"
+        default: read = "nothing"
+        }
+        FileHandle.standardError.write(Data("read: \(read)\n".utf8))
+    }
+
+    /// Expects a process that ran ``readDamagedEntries(_:)`` to have stopped naming its file
+    /// and the damaged entry, before printing what it read.
+    static func expectStopOnDamagedEntry(_ result: ExitTest.Result?, saying words: [String], sourceLocation: SourceLocation = #_sourceLocation) {
+        let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        let path = stderr.split(separator: "\n").first { $0.hasPrefix("realm file: ") }?.dropFirst("realm file: ".count) ?? "?"
+        #expect(stderr.contains("'\(path)'") && stderr.contains("damaged"), "stderr was: \(stderr)", sourceLocation: sourceLocation)
+        for word in words { #expect(stderr.contains(word), "stderr was: \(stderr)", sourceLocation: sourceLocation) }
+        #expect(!stderr.contains("read:"), "the damaged entry was read: \(stderr)", sourceLocation: sourceLocation)
+    }
+
+    @Test func aQueryThroughAnIndexEntryNamingAnotherObjectStopsWhenChecksumsAreChecked() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            try VerificationTests.readDamagedEntries("query")
+        }
+        Self.expectStopOnDamagedEntry(result, saying: ["index entry of 'VerifyArticle'"])
+    }
+
+    @Test func aCountFromAnIndexChecksItsEntriesWhenChecksumsAreChecked() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            try VerificationTests.readDamagedEntries("count")
+        }
+        Self.expectStopOnDamagedEntry(result, saying: ["index entry of 'VerifyArticle'"])
+    }
+
+    @Test func aSortInIndexOrderChecksItsEntriesWhenChecksumsAreChecked() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            try VerificationTests.readDamagedEntries("sort")
+        }
+        Self.expectStopOnDamagedEntry(result, saying: ["index entry of 'VerifyArticle'"])
+    }
+
+    @Test func aBacklinkCountChecksItsReferencesWhenChecksumsAreChecked() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            try VerificationTests.readDamagedEntries("backlinks")
+        }
+        Self.expectStopOnDamagedEntry(result, saying: ["backlink of 'VerifyArticle'"])
     }
 
     // MARK: - Random damage
