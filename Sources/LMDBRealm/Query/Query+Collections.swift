@@ -117,7 +117,9 @@ extension Query where T: _QueryNumeric {
     /// `collection.property` as `collection.@aggregate.property`.
     private func aggregatedPath(_ aggregate: String) -> String {
         guard let dot = propertyName.lastIndex(of: ".") else {
-            fatalError("'\(propertyName).\(aggregate.dropFirst())' needs a key path through a list of objects, such as $0.tasks.priority.\(aggregate.dropFirst())")
+            fatalError(
+                "'\(propertyName).\(aggregate.dropFirst())' needs a key path through a list of objects, such as $0.tasks.priority.\(aggregate.dropFirst())"
+            )
         }
         return propertyName[..<dot] + "." + aggregate + propertyName[dot...]
     }
@@ -166,7 +168,7 @@ extension QueryNode {
                     fatalError("an aggregate of '\(path)' can only be compared with a value")
                 }
             }
-            let element = withProperty(rest.isEmpty ? "self" : rest.joined(separator: "."))
+            let element = withProperty(rest.isEmpty ? "self" : rest.count == 1 ? rest[rest.startIndex] : rest.joined(separator: "."))
             return .collection(path: path, quantifier: .any, element: element)
         }
     }
@@ -220,13 +222,16 @@ private func splitAtCollection(_ name: String, in schema: ObjectSchema) -> (path
                 component = component.dropLast(5)
             }
         }
-        guard let property = schema.properties.first(where: { $0.name.utf8.elementsEqual(component.utf8) }) else { return nil }
+        // String equality compares the bytes at once (the generic `elementsEqual` steps them).
+        let componentName = String(component)
+        guard let property = schema.properties.first(where: { $0.name == componentName }) else { return nil }
         if property.isArray || property.type == .linkingObjects {
             let after = end == utf8.endIndex ? nil : name[utf8.index(after: end)...]
             // One component after the collection is the usual case (`keywords.value`).
             let rest: [String] =
                 after.map { tail in
-                    tail.utf8.contains(UInt8(ascii: ".")) ? tail.split(separator: ".", omittingEmptySubsequences: false).map(String.init) : [String(tail)]
+                    tail.utf8.contains(UInt8(ascii: "."))
+                        ? tail.split(separator: ".", omittingEmptySubsequences: false).map(String.init) : [String(tail)]
                 } ?? []
             return (String(name[..<end]), rest[...])
         }

@@ -63,7 +63,8 @@ struct QueryPlan: CustomStringConvertible {
             what = "index-ordered scan of \(c.map(prop) ?? "\(name) primary key") \(ascending ? "ascending" : "descending")"
         case .compound(let i, _, let ascending):
             let columns = table.compoundIndexes[i].columns
-            what = "compound index (\(columns.map(prop).joined(separator: ", "))) equality on \(columns.dropLast().map(prop).joined(separator: ", ")), "
+            what =
+                "compound index (\(columns.map(prop).joined(separator: ", "))) equality on \(columns.dropLast().map(prop).joined(separator: ", ")), "
                 + "in order of \(prop(columns.last!)) \(ascending ? "ascending" : "descending")"
         case .backlinks(let c, .keys(let keys)):
             what = "link lookup on \(prop(c)) (\(keys.count) object\(keys.count == 1 ? "" : "s"))"
@@ -324,13 +325,14 @@ struct QueryPlanner {
     /// The encoded key of `value` for `column`, or `nil` if the value is not of the column's
     /// own kind (then the index's order does not apply, and the query scans).
     private func probe(_ value: QueryValue, _ column: Int) -> [UInt8]? {
-        let property = table.schema.properties[column]
-        guard let bytes = value.fieldBytes(for: property.type) else {
-            if case .null = value, property.isOptional { return [KeyEncoding.nullTag] }
+        // The kind alone: copying the whole property would count references to its strings.
+        let type = table.schema.properties[column].type
+        guard let bytes = value.fieldBytes(for: type) else {
+            if case .null = value, table.schema.properties[column].isOptional { return [KeyEncoding.nullTag] }
             return nil
         }
         var key: [UInt8] = []
-        bytes.withUnsafeBytes { KeyEncoding.append($0, type: property.type, to: &key) }
+        bytes.withUnsafeBytes { KeyEncoding.append($0, type: type, to: &key) }
         if column != table.primaryKeyColumn, key.count > Table.maximumIndexKeyLength {
             key.removeLast(key.count - Table.maximumIndexKeyLength)
         }

@@ -5,10 +5,13 @@ internal import LMDBKit
 /// passes the filter to a closure, as its key and record straight from the map (valid until
 /// the snapshot changes).
 struct QueryExecutor {
-    let reader: any StoreReader
-    let table: Table
+    // unowned(unsafe): an executor lives for one call of its maker, who holds the realm (which
+    // holds its file) and the table; the three classes are weakly referenced elsewhere, so
+    // every counted reference would take the runtime's slow path, dozens of times a query.
+    unowned(unsafe) let reader: any StoreReader
+    unowned(unsafe) let table: Table
     let view: StoreView
-    private let file: StoreFile
+    private unowned(unsafe) let file: StoreFile
     private var txn: UnsafeTransaction { view.transaction }
 
     init(reader: any StoreReader, table: Table, view: StoreView) {
