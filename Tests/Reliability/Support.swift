@@ -12,6 +12,7 @@ final class Child {
     private(set) var acknowledged = -1
     /// The output ended while acknowledgements were awaited: the child was gone already.
     private(set) var endedBeforeWanted = false
+    private var errorReader: ErrorReader?
     private var errorData = Data()
 
     private init() {}
@@ -24,6 +25,7 @@ final class Child {
         child.process.standardError = child.errors
         child.process.standardInput = child.input
         try child.process.run()
+        child.errorReader = ErrorReader(child.errors.fileHandleForReading)
         return child
     }
 
@@ -102,7 +104,7 @@ final class Child {
     /// Waits for the child to end, reading the rest of its output.
     func waitForExit() -> Status {
         read(output.fileHandleForReading.readDataToEndOfFile())
-        errorData = errors.fileHandleForReading.readDataToEndOfFile()
+        errorData = errorReader?.wait() ?? Data()
         process.waitUntilExit()
         return process.terminationReason == .uncaughtSignal
             ? Status(signal: process.terminationStatus) : Status(code: process.terminationStatus)
@@ -113,6 +115,29 @@ final class Child {
 
     /// What the child wrote on standard error.
     var errorOutput: String { String(decoding: errorData, as: UTF8.self) }
+}
+
+/// A child's standard error, read to its end on a thread of its own from the start: a child
+/// that fills one pipe (64 KiB) while its parent reads the other to its end would wait forever.
+private final class ErrorReader: @unchecked Sendable {
+    // @unchecked Sendable: `data` is written once, by the reading thread, before `done` is
+    // signalled, and read only after waiting on `done`.
+    private var data = Data()
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ handle: FileHandle) {
+        Thread.detachNewThread { [self] in
+            data = handle.readDataToEndOfFile()
+            done.signal()
+        }
+    }
+
+    /// Everything the child wrote on standard error, once it closed it.
+    func wait() -> Data {
+        done.wait()
+        done.signal()
+        return data
+    }
 }
 
 /// A directory of its own under the system's temporary directory.

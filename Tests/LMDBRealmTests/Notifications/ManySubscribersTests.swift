@@ -26,6 +26,13 @@ private final class Seen: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// How many subscribers last saw each count, for a failure's message.
+    var summary: String {
+        condition.lock()
+        defer { condition.unlock() }
+        return subscribersAt.filter { $0.value > 0 }.sorted { $0.key < $1.key }.map { "\($0.value) at \($0.key)" }.joined(separator: ", ")
+    }
+
     /// Waits until every subscriber has seen `count` articles; false after `timeout` seconds.
     func waitForAll(_ count: Int, timeout: TimeInterval = 180) -> Bool {
         let deadline = Date(timeIntervalSinceNow: timeout)
@@ -84,7 +91,7 @@ private final class Seen: @unchecked Sendable {
                     return realm.readerSlotsInUse
                 })
             let all = try await onNewThread { seen.waitForAll(commit) }
-            #expect(all, "every subscriber saw commit \(commit)")
+            #expect(all, "every subscriber saw commit \(commit) (subscribers by the count they saw last: \(seen.summary))")
             guard all else { break }
             threads = max(threads, threadCount())
         }
