@@ -4,14 +4,16 @@ internal import LMDBKit
 /// Runs a ``QueryPlan`` over one snapshot: walks the access path and hands every candidate that
 /// passes the filter to a closure, as its key and record straight from the map (valid until
 /// the snapshot changes).
-struct QueryExecutor {
-    // unowned(unsafe): an executor lives for one call of its maker, who holds the realm (which
-    // holds its file) and the table; the three classes are weakly referenced elsewhere, so
-    // every counted reference would take the runtime's slow path, dozens of times a query.
-    unowned(unsafe) let reader: any StoreReader
-    unowned(unsafe) let table: Table
+///
+/// A class, not a struct: its walks' closures capture it whole, and each copy of a struct would
+/// count a reference to the realm, the table and the file — all three weakly referenced
+/// elsewhere, so every such count takes the runtime's slow path, dozens of times a query. A
+/// class is counted once, on the fast path.
+final class QueryExecutor {
+    let reader: any StoreReader
+    let table: Table
     let view: StoreView
-    private unowned(unsafe) let file: StoreFile
+    private let file: StoreFile
     private var txn: UnsafeTransaction { view.transaction }
 
     init(reader: any StoreReader, table: Table, view: StoreView) {
