@@ -165,7 +165,15 @@ final class StoreFile: @unchecked Sendable {
         // A file cut short after LMDB wrote it would fault when a missing page is touched.
         let info = environment.info()
         let size = try fileSize(url)
-        let needed = (info.lastPageNumber + 1) * info.pageSize
+        // A damaged meta page can name a last page whose end no integer holds.
+        let (pages, pagesOverflow) = info.lastPageNumber.addingReportingOverflow(1)
+        let (needed, neededOverflow) = pages.multipliedReportingOverflow(by: info.pageSize)
+        if pagesOverflow || neededOverflow || pages <= 0 {
+            throw RealmError(
+                .invalidDatabase,
+                "Unable to open a realm at path '\(path)': its meta page names page \(info.lastPageNumber) as its last, which no file holds",
+                fileURL: url)
+        }
         if size < needed {
             throw RealmError(
                 .invalidDatabase,

@@ -96,6 +96,37 @@ import Testing
         }
     }
 
+    /// A meta page whose last page number is so large that the file's size would overflow an
+    /// integer (found by the `verify` fuzz target, which stopped on the overflow).
+    @Test func aMetaPageNamingAnImpossibleLastPageThrowsInvalidDatabase() throws {
+        try withTemporaryDirectory { dir in
+            let config = makeConfiguration(dir, types: [Article.self])
+            do {
+                let realm = try Realm(configuration: config)
+                try realm.write { realm.add(Article(id: "a")) }
+            }
+            let url = config.fileURL!
+            var bytes = try Data(contentsOf: url)
+            // Both meta pages: mm_last_pg follows the page header (16 bytes), the magic and
+            // version (8), the address and map size (16) and the two database records (96).
+            for page in 0..<2 {
+                let offset = page * 4096 + 136
+                withUnsafeBytes(of: UInt64(1 << 62).littleEndian) { bytes.replaceSubrange(offset..<(offset + 8), with: $0) }
+            }
+            try bytes.write(to: url)
+            expectError(.invalidDatabase, naming: url) { _ = try Realm(configuration: config) }
+            #expect(throws: Realm.Error.self) {
+                do {
+                    _ = try Realm(configuration: config)
+                } catch let error as Realm.Error {
+                    #expect(error.message.contains("as its last"), "\(error.message)")
+                    throw error
+                }
+            }
+            #expect((try? Data(contentsOf: url)) == bytes, "a failed open must not change the file")
+        }
+    }
+
     @Test func directoryPathThrowsFileAccess() throws {
         try withTemporaryDirectory { dir in
             expectError(.fileAccess, naming: dir) { _ = try Realm(configuration: Realm.Configuration(fileURL: dir)) }
