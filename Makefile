@@ -71,15 +71,18 @@ reliability: deps
 	$(SWIFT) build --product ReliabilityBattery
 	$(SWIFT) run --skip-build ReliabilityBattery report --trials 200 --stride 5 --corruptions 500 --soak 30 --logs $(LOGS)
 
+# What a failed run recorded (each issue with the lines after it), then the log's end.
+show-failure = grep -E -A8 "recorded an issue|ERROR: (Address|Thread)Sanitizer|WARNING: ThreadSanitizer" $(1) | head -120; echo ...; tail -40 $(1)
+
 # The three sanitized builds run two at a time, beside the runs (which run one at a time:
 # AddressSanitizer's, ThreadSanitizer's, then the fuzzing), each build's and run's output in
 # $(LOGS), its end printed if it fails.
 reliability-address-sanitizer: address-sanitizer-build
-	$(ADDRESS_SANITIZED_RUN) > $(LOGS)/address-sanitizer.log 2>&1 || { tail -60 $(LOGS)/address-sanitizer.log; exit 1; }
+	$(ADDRESS_SANITIZED_RUN) > $(LOGS)/address-sanitizer.log 2>&1 || { $(call show-failure,$(LOGS)/address-sanitizer.log); exit 1; }
 	@grep -E "Test run with" $(LOGS)/address-sanitizer.log
 
 reliability-thread-sanitizer: thread-sanitizer-build | reliability-address-sanitizer
-	$(THREAD_SANITIZED_RUN) > $(LOGS)/thread-sanitizer.log 2>&1 || { tail -60 $(LOGS)/thread-sanitizer.log; exit 1; }
+	$(THREAD_SANITIZED_RUN) > $(LOGS)/thread-sanitizer.log 2>&1 || { $(call show-failure,$(LOGS)/thread-sanitizer.log); exit 1; }
 	@grep -E "Test run with" $(LOGS)/thread-sanitizer.log
 
 reliability-fuzz: fuzz-build | reliability-thread-sanitizer

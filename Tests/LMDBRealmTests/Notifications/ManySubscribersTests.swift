@@ -46,24 +46,31 @@ private final class Seen: @unchecked Sendable {
 }
 
 @Suite(.serialized) struct ManySubscribersTests {
+    // Each scenario runs in a process of its own, so the threads it counts are its own and not
+    // those of the suites running beside it. Issues it records are reported here.
+
     /// A thousand `changes` streams of one file, in one process, live through a hundred commits
     /// with a bounded number of reader slots and threads: they share one realm, refreshed once
     /// per commit, and one query's change is worked out once. Every subscriber sees every commit.
-    @Test func aThousandStreamsShareOneRealmAndSeeEveryCommit() async throws {
-        try await streams(1_000, commits: 100)
+    @Test func aThousandStreamsShareOneRealmAndSeeEveryCommit() async {
+        await #expect(processExitsWith: .success) {
+            try await ManySubscribersTests.streams(1_000, commits: 100)
+        }
     }
 
     /// Ten thousand subscribers work with the default reader limit (126) too.
-    @Test func tenThousandStreamsWorkWithTheDefaultReaderLimit() async throws {
-        try await streams(10_000, commits: 5)
+    @Test func tenThousandStreamsWorkWithTheDefaultReaderLimit() async {
+        await #expect(processExitsWith: .success) {
+            try await ManySubscribersTests.streams(10_000, commits: 5)
+        }
     }
 
-    private func streams(_ subscribers: Int, commits: Int) async throws {
+    private static func streams(_ subscribers: Int, commits: Int) async throws {
         let dir = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let config = makeConfiguration(dir, types: [Article.self])
         let threadsBefore = threadCount()
-        let streams = try onOtherThread {
+        let streams = try onOtherThread(timeout: 180) {
             let realm = try Realm(configuration: config)
             return (0..<subscribers).map { _ in realm.objects(Article.self).changes }
         }
@@ -96,10 +103,9 @@ private final class Seen: @unchecked Sendable {
             threads = max(threads, threadCount())
         }
         #expect(slots <= 8, "reader slots in use: \(slots)")
-        // Threads are counted for the whole process, where other suites run at the same time
-        // (and, under a sanitizer, its own threads): the bound tells a shared queue (a few worker
-        // threads) from a thread per subscriber, with room for the rest of the process.
-        #expect(threads - threadsBefore < subscribers / 4, "threads: \(threadsBefore) before, \(threads) at most")
+        // A shared queue costs a few worker threads whatever the number of subscribers; a thread
+        // per subscriber would be a thousand. The bound leaves room for a sanitizer's threads.
+        #expect(threads - threadsBefore < 64, "threads: \(threadsBefore) before, \(threads) at most")
         for task in tasks { task.cancel() }
         for task in tasks { await task.value }
     }
