@@ -5,7 +5,7 @@
 SWIFT ?= swift
 SHELL := /bin/bash
 
-.PHONY: run test check-layers test-thread-sanitizer deps build bench bench-quick test-notes-server notes-load clean \
+.PHONY: run test test-run reliability-battery postgres-deps check-layers test-thread-sanitizer deps build bench bench-quick test-notes-server notes-load clean \
 	reliability test-crash test-faults test-corruption soak test-full-disk fuzz test-address-sanitizer \
 	notes-server-build thread-sanitizer-build address-sanitizer-build fuzz-build fuzz-run reliability-address-sanitizer \
 	reliability-thread-sanitizer reliability-fuzz
@@ -22,19 +22,34 @@ deps:
 		exit 1; \
 	fi
 
+# PostgreSQL (initdb, pg_ctl, psql), from Debian's packages: the sync tests start servers of
+# their own with it.
+postgres-deps:
+	@if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ]; then \
+		echo "Installing postgresql (apt-get)..." >&2; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
+	else \
+		echo "error: PostgreSQL, which the sync tests start, is missing. Install it with:" >&2; \
+		echo "    sudo apt-get install postgresql" >&2; \
+		exit 1; \
+	fi
+
 build: deps
 	$(SWIFT) build
 
 run: deps
 	$(SWIFT) run ArticleCache fetch
 
-# The layer check, the tests, the benchmark suite's quick run as a smoke test (no timing is
-# checked; the NotesServer example builds meanwhile), then the NotesServer example's tests.
-test: deps check-layers
+# The layer check, the tests (beside them the benchmark suite's quick run as a smoke test, no
+# timing checked, and the NotesServer example's build), then the NotesServer example's tests.
+test: deps postgres-deps check-layers
 	$(SWIFT) build --build-tests
-	$(SWIFT) test
-	$(MAKE) -j2 bench-quick notes-server-build
+	$(MAKE) -j2 test-run bench-quick notes-server-build
 	$(SWIFT) test --skip-build --package-path Examples/NotesServer
+
+test-run:
+	$(SWIFT) test --skip-build
 
 # Imports that cross a layer (only LMDBKit imports CLMDB, only LMDBRealm's Storage/ imports
 # LMDBKit) fail the build of the tests.
@@ -43,23 +58,24 @@ check-layers:
 
 # Every test that runs on several threads or processes (notifications, frozen results read from many
 # threads, actors, group commit) under ThreadSanitizer; any report fails the run. A build of its
-# own in .build/tsan.
+# own in .build/tsan, without the Sync trait (LMDBRealmSync and postgres-nio are left out; the
+# sync tests run in `make test`).
 THREAD_SANITIZED_TESTS = HandOverTests|ObjectStreamTests|NotificationTests|ActorTests|RandomizedChangeSetTests|ConcurrencyTests|ListStreamTests|RealmStoreTests|ReaderLimitTests|AsyncWriteTests|AsyncTransactionTests|HandleCacheTests|ManySubscribersTests|StreamBufferingTests|ThreadSafeTests|WriteTests|SnapshotTests|ProcessTests|ListTests|MutableSetTests|MapOfObjectsTests|ObjectIdentityTests|CompoundIndexTests|TransactionTests|ResourceTests
 THREAD_SANITIZED_RUN = TSAN_OPTIONS="halt_on_error=1 exitcode=66" $(SWIFT) test --skip-build --sanitize=thread \
-	--scratch-path .build/tsan --filter '$(THREAD_SANITIZED_TESTS)'
+	--disable-default-traits --scratch-path .build/tsan --filter '$(THREAD_SANITIZED_TESTS)'
 test-thread-sanitizer: thread-sanitizer-build
 	$(THREAD_SANITIZED_RUN)
 
 thread-sanitizer-build: deps
-	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
+	$(SWIFT) build --build-tests --sanitize=thread --disable-default-traits --scratch-path .build/tsan
 
 # The reliability battery, at the sizes CI runs: each fuzz target for 15 seconds, the whole
 # test suite under AddressSanitizer, the multi-threaded tests under ThreadSanitizer (their
-# output in .build/reliability), then Tests/Reliability: 200 crash trials (a
+# output in .build/reliability), and beside them Tests/Reliability: 200 crash trials (a
 # writing process killed at random instants, at chosen LMDB calls and during a migration, its
 # file checked after each kill), fault injection at every 5th LMDB call of a workload, 500
 # damaged files read in child processes, a 30-second soak, three files filled up to a size
-# limit of the process (a real full disk, RLIMIT_FSIZE); then one table of the figures.
+# limit of the process (a real full disk, RLIMIT_FSIZE); then the table of each.
 # `make test-crash TRIALS=1000`, `make test-faults STRIDE=1`, `make test-corruption`,
 # `make soak` (3 minutes) and `make test-full-disk` run the full parts.
 TRIALS ?= 1000
@@ -67,9 +83,16 @@ STRIDE ?= 1
 LOGS = .build/reliability
 reliability: deps
 	@mkdir -p $(LOGS)
-	$(MAKE) -j2 address-sanitizer-build reliability-fuzz
 	$(SWIFT) build --product ReliabilityBattery
-	$(SWIFT) run --skip-build ReliabilityBattery report --trials 200 --stride 5 --corruptions 500 --soak 30 --logs $(LOGS)
+	$(MAKE) -j3 address-sanitizer-build reliability-fuzz reliability-battery
+	$(BATTERY) logged --logs $(LOGS)
+
+# The battery's own parts (crash trials, faults, corruption, soak, full disk) run beside the
+# sanitized builds and runs: they wait on child processes and the disk more than on the cores.
+BATTERY = $$($(SWIFT) build --show-bin-path)/ReliabilityBattery
+reliability-battery:
+	$(BATTERY) report --trials 200 --stride 5 --corruptions 500 --soak 30 > $(LOGS)/battery.log 2>&1 || { tail -60 $(LOGS)/battery.log; exit 1; }
+	@sed -n '/^Reliability/,$$p' $(LOGS)/battery.log
 
 # What a failed run recorded (each issue with the lines after it), then the log's end.
 show-failure = grep -E -A8 "recorded an issue|ERROR: (Address|Thread)Sanitizer|WARNING: ThreadSanitizer" $(1) | head -120; echo ...; tail -40 $(1)
@@ -137,14 +160,15 @@ fuzz-run:
 		test "$${PIPESTATUS[0]}" = 0 || exit 1; \
 	done
 
-# The whole test suite under AddressSanitizer (a build of its own in .build/asan); any report
-# fails the run.
-ADDRESS_SANITIZED_RUN = ASAN_OPTIONS="detect_leaks=0 halt_on_error=1" $(SWIFT) test --skip-build --sanitize=address --scratch-path .build/asan
+# The whole test suite under AddressSanitizer (a build of its own in .build/asan, without the
+# Sync trait, as ThreadSanitizer's); any report fails the run.
+ADDRESS_SANITIZED_RUN = ASAN_OPTIONS="detect_leaks=0 halt_on_error=1" $(SWIFT) test --skip-build --sanitize=address --disable-default-traits \
+	--scratch-path .build/asan
 test-address-sanitizer: address-sanitizer-build
 	$(ADDRESS_SANITIZED_RUN)
 
 address-sanitizer-build: deps
-	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build/asan
+	$(SWIFT) build --build-tests --sanitize=address --disable-default-traits --scratch-path .build/asan
 
 # The suite against SQLite (C API and GRDB) and the raw LMDBKit floor, N = 100,000: writes
 # Benchmarks/results/latest.json, latest.md and latest.svg. A package of its own (Benchmarks/).

@@ -12,12 +12,24 @@ let package = Package(
         .library(name: "LMDBRealm", targets: ["LMDBRealm"]),
         .library(name: "LMDBKit", targets: ["LMDBKit"]),
         .executable(name: "lmdbrealm", targets: ["Inspector"]),
+        // Every node's file converging through PostgreSQL (postgres-nio); a product of its own,
+        // so that LMDBRealm and LMDBKit keep depending on nothing.
+        .library(name: "LMDBRealmSync", targets: ["LMDBRealmSync"]),
+    ],
+    traits: [
+        // On by default. Builds that need no sync (the sanitized test builds) leave it out with
+        // `--disable-default-traits`, and with it postgres-nio and its dependencies.
+        .trait(name: "Sync", description: "The LMDBRealmSync product and its PostgreSQL client (postgres-nio)"),
+        .default(enabledTraits: ["Sync"]),
     ],
     dependencies: [
         // Used only by the inspector, the ArticleCache example and their tests; the library
-        // products depend on nothing.
+        // products LMDBRealm and LMDBKit depend on nothing.
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/swhitty/FlyingFox", from: "0.27.0"),
+        // LMDBRealmSync's PostgreSQL client (and its logging).
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     ],
     targets: [
         .systemLibrary(
@@ -31,6 +43,15 @@ let package = Package(
         .target(
             name: "LMDBRealm",
             dependencies: ["LMDBKit", "CRC32C"],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "LMDBRealmSync",
+            dependencies: [
+                "LMDBRealm",
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Sync"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Sync"])),
+            ],
             swiftSettings: strict
         ),
         // `lmdbrealm`, the command-line inspector.
@@ -99,6 +120,17 @@ let package = Package(
             name: "TestSupport",
             dependencies: ["LMDBRealm", "LMDBKit"],
             path: "Tests/TestSupport",
+            swiftSettings: strict
+        ),
+        // A PostgreSQL server of its own for each sync test (initdb and pg_ctl).
+        .target(
+            name: "SyncTestSupport",
+            path: "Tests/SyncTestSupport",
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "LMDBRealmSyncTests",
+            dependencies: ["LMDBRealmSync", "LMDBRealm", "SyncTestSupport", "TestSupport"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -86,8 +86,27 @@ struct ReportCommand: ParsableCommand {
     }
 }
 
+/// The figures of the sanitizer runs and the fuzzing, from their logs, as rows of the table:
+/// `make reliability` runs them beside the rest of the battery and prints these rows last.
+struct LoggedCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "logged",
+        abstract: "Print the figures of the sanitizer runs and the fuzzing from their logs; fail if a sanitizer reported."
+    )
+
+    @Option(help: "The folder with fuzz.log, address-sanitizer.log and thread-sanitizer.log.") var logs: String
+
+    func run() throws {
+        let logged = SanitizerAndFuzzFigures(folder: logs)
+        let width = logged.rows.map(\.0.count).max() ?? 0
+        print("\nReliability: sanitizers and fuzzing")
+        for (name, value) in logged.rows { print("  " + name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + value) }
+        if logged.addressReports > 0 || logged.threadReports > 0 { throw ExitCode.failure }
+    }
+}
+
 /// What the logs of `make fuzz` and the sanitizer runs say, for the table: `make reliability`
-/// runs those first and writes their output to the folder given with `--logs`.
+/// writes their output to the folder given with `--logs`.
 struct SanitizerAndFuzzFigures {
     var fuzzExecutions: [(target: String, executions: Int)] = []
     var fuzzSeconds: Int?

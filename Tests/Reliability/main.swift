@@ -7,7 +7,7 @@ struct ReliabilityBattery: ParsableCommand {
         abstract: "Crash trials, fault injection and soak of LMDBRealm files.",
         subcommands: [
             CrashCommand.self, ChildWorkloadCommand.self, ChildMigrateCommand.self, WriteLogbookCommand.self, FaultsCommand.self,
-            ChildFaultsCommand.self, ReportCommand.self, CorruptCommand.self, ChildReadCommand.self, SoakCommand.self,
+            ChildFaultsCommand.self, ReportCommand.self, LoggedCommand.self, CorruptCommand.self, ChildReadCommand.self, SoakCommand.self,
             SoakChildCommand.self, FullDiskCommand.self, ChildFullDiskCommand.self,
         ])
 }

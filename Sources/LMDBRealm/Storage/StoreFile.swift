@@ -24,6 +24,7 @@ final class StoreFile: @unchecked Sendable {
     private let lock = NSLock()
     private var tables: [String: Table] = [:]
     private var knownCatalogVersion: UInt64 = 0
+    private var syncStore: SyncStore?
 
     static let formatKey = Array("format".utf8)
     static let catalogVersionKey = Array("catalogVersion".utf8)
@@ -309,7 +310,9 @@ final class StoreFile: @unchecked Sendable {
                     return Table(schema: schema, database: db, indexes: indexes, compoundIndexes: compound, lists: lists)
                 }
             }
-            return StoreFile(environment: environment, url: url, readOnly: readOnly, meta: meta, catalog: catalog, tables: tables)
+            let file = StoreFile(environment: environment, url: url, readOnly: readOnly, meta: meta, catalog: catalog, tables: tables)
+            if let store = try environment.database(named: SyncStore.databaseName) { file.syncStore = SyncStore(database: store) }
+            return file
         } catch let error as LMDBError {
             throw RealmError(error, url: url, doing: "Unable to open a realm at path")
         }
@@ -344,6 +347,14 @@ final class StoreFile: @unchecked Sendable {
     /// The committed table of `className`, if this process knows it.
     func table(named className: String) -> Table? {
         lock.withLock { tables[className] }
+    }
+
+    /// The file's sync state, if it is synced (found when the file is loaded, or made by
+    /// ``publishSync(_:)`` once the write enabling sync commits).
+    var sync: SyncStore? { lock.withLock { syncStore } }
+
+    func publishSync(_ store: SyncStore) {
+        lock.withLock { syncStore = store }
     }
 
     /// Every table this process knows of, in no particular order.

@@ -53,6 +53,11 @@ final class WriteSession {
     /// What the write changed, while anything in the process observes the file.
     private(set) var changeLog: ChangeLog?
     var catalog = CatalogChanges()
+    /// The file's sync state, if it is synced: each commit then writes an outbox entry.
+    let sync: SyncStore?
+    /// The write applies change sets of other nodes (which are in the shared log already):
+    /// it writes no outbox entry.
+    var appliesRemoteChanges = false
 
     private static let nextID = Atomic<UInt64>(0)
 
@@ -64,7 +69,8 @@ final class WriteSession {
         view = StoreView(transaction.unsafe, verifiesChecksums: file.verifiesChecksums)
         self.transaction = consume transaction
         id = WriteSession.nextID.add(1, ordering: .relaxed).newValue
-        changeLog = recording ? ChangeLog() : nil
+        sync = file.sync
+        changeLog = recording || sync != nil ? ChangeLog() : nil
         self.buffers = buffers
         self.observer = observer
         buffers.indexEntries.removeAll()
@@ -106,6 +112,7 @@ final class WriteSession {
     /// - Returns: The version the commit created.
     /// - Throws: The file's error; nothing of the write was written then.
     func commit() throws -> Int {
+        try recordForSyncIfSynced()
         try flushIndexEntries()
         let log = takeChangeLog()
         let txn = transaction.take()!
@@ -124,6 +131,7 @@ final class WriteSession {
     /// Commits a write nested in a group's transaction into it.
     /// - Returns: What the write changed, for the group's change log.
     func commitNested() throws -> ChangeLog? {
+        try recordForSyncIfSynced()
         try flushIndexEntries()
         let log = takeChangeLog()
         try transaction.take()!.commit()
@@ -137,6 +145,13 @@ final class WriteSession {
         changeLog = nil
         transaction.take()?.abort()
         changed()
+    }
+
+    /// Writes the outbox entry of a local write to a synced file.
+    private func recordForSyncIfSynced() throws {
+        guard let sync, !appliesRemoteChanges, let changeLog, !changeLog.tables.isEmpty else { return }
+        try flushIndexEntries()
+        try recordForSync(changeLog, sync)
     }
 
     /// What the write recorded, marked if it changed the catalog; it records nothing more.
@@ -338,7 +353,8 @@ final class WriteSession {
         let cascade = nullifyingLinks ? cascadeColumns(of: table) : []
         // A class whose deletion cascades is emptied object by object, so the targets are known.
         var keys = keys
-        if keys == nil, !cascade.isEmpty {
+        // So is a synced class: its deletions are sent object by object.
+        if keys == nil, !cascade.isEmpty || (sync != nil && table.primaryKeyColumn != nil) {
             var all: [ObjectKey] = []
             try UnsafeCursor(transaction: txn, dbi: table.database.dbi).forEach { key, _ in
                 all.append(ObjectKey(key))

@@ -1,0 +1,244 @@
+import Foundation
+
+/// One commit's changes as synced files exchange them: what LMDBRealmSync sends from a file's
+/// outbox and applies to the others. Made by the commit itself, in its own transaction.
+///
+/// Objects are named by class and encoded primary key; a value travels as its field's stored
+/// bytes (a link as its target's key, a list, set or map as its elements' fields), with its
+/// property's name and kind so that the receiver checks it against its own schema.
+package struct SyncChangeSet: Equatable, Sendable {
+    /// The hybrid logical clock of the commit: milliseconds since 1970 in the upper 48 bits, a
+    /// counter in the lower 16. With the node's name it orders every write of every node.
+    package var clock: UInt64
+    /// The schema version of the file that made it.
+    package var schemaVersion: UInt64
+    package var changes: [SyncChange]
+
+    package init(clock: UInt64, schemaVersion: UInt64, changes: [SyncChange]) {
+        self.clock = clock
+        self.schemaVersion = schemaVersion
+        self.changes = changes
+    }
+}
+
+/// What one commit did to one object.
+package struct SyncChange: Equatable, Sendable {
+    package enum Kind: UInt8, Sendable {
+        /// The object was created (or replaced whole): every property's value follows.
+        case insert = 1
+        /// Some properties of a stored object changed: theirs follow.
+        case update = 2
+        /// The object was deleted.
+        case delete = 3
+    }
+
+    package var kind: Kind
+    package var className: String
+    /// The object's key: its encoded primary key.
+    package var key: [UInt8]
+    package var values: [SyncValue]
+
+    package init(kind: Kind, className: String, key: [UInt8], values: [SyncValue] = []) {
+        self.kind = kind
+        self.className = className
+        self.key = key
+        self.values = values
+    }
+}
+
+/// A property's new value.
+package struct SyncValue: Equatable, Sendable {
+    package enum Field: Equatable, Sendable {
+        case null
+        case value([UInt8])
+        /// The elements of a list, set or map (a map's as its stored entries).
+        case elements([[UInt8]?])
+    }
+
+    package var property: String
+    /// The property's kind (``PropertyType``'s raw value), checked by the receiver.
+    package var type: String
+    package var field: Field
+
+    package init(property: String, type: String, field: Field) {
+        self.property = property
+        self.type = type
+        self.field = field
+    }
+}
+
+extension SyncChangeSet {
+    /// The first byte of every encoded change set: its format.
+    static let format: UInt8 = 1
+
+    /// The change set's bytes.
+    package func encoded() -> [UInt8] {
+        var out: [UInt8] = [SyncChangeSet.format]
+        SyncBytes.appendWord(clock, to: &out)
+        SyncBytes.appendVarint(schemaVersion, to: &out)
+        SyncBytes.appendVarint(UInt64(changes.count), to: &out)
+        for change in changes {
+            out.append(change.kind.rawValue)
+            SyncBytes.appendBytes(Array(change.className.utf8), to: &out)
+            SyncBytes.appendBytes(change.key, to: &out)
+            SyncBytes.appendVarint(UInt64(change.values.count), to: &out)
+            for value in change.values {
+                SyncBytes.appendBytes(Array(value.property.utf8), to: &out)
+                SyncBytes.appendBytes(Array(value.type.utf8), to: &out)
+                switch value.field {
+                case .null: out.append(0)
+                case .value(let bytes):
+                    out.append(1)
+                    SyncBytes.appendBytes(bytes, to: &out)
+                case .elements(let elements):
+                    out.append(2)
+                    SyncBytes.appendVarint(UInt64(elements.count), to: &out)
+                    for element in elements {
+                        if let element {
+                            out.append(1)
+                            SyncBytes.appendBytes(element, to: &out)
+                        } else {
+                            out.append(0)
+                        }
+                    }
+                }
+            }
+        }
+        return out
+    }
+
+    /// The change set `bytes` encode.
+    /// - Throws: ``SyncBytes/Malformed`` saying where the bytes stop making sense.
+    package init(decoding bytes: [UInt8]) throws {
+        var reader = SyncBytes.Reader(bytes)
+        let format = try reader.byte("format")
+        guard format == SyncChangeSet.format else {
+            throw SyncBytes.Malformed(description: "change set format \(format) is not \(SyncChangeSet.format)")
+        }
+        clock = try reader.word("clock")
+        schemaVersion = try reader.varint("schema version")
+        let count = try reader.count("changes")
+        changes = []
+        changes.reserveCapacity(count)
+        for _ in 0..<count {
+            let raw = try reader.byte("change kind")
+            guard let kind = SyncChange.Kind(rawValue: raw) else { throw SyncBytes.Malformed(description: "change kind \(raw) is unknown") }
+            let className = try reader.string("class name")
+            let key = try reader.bytes("object key")
+            let valueCount = try reader.count("values")
+            var values: [SyncValue] = []
+            values.reserveCapacity(valueCount)
+            for _ in 0..<valueCount {
+                let property = try reader.string("property name")
+                let type = try reader.string("property kind")
+                let tag = try reader.byte("value tag")
+                let field: SyncValue.Field
+                switch tag {
+                case 0: field = .null
+                case 1: field = .value(try reader.bytes("value"))
+                case 2:
+                    let n = try reader.count("elements")
+                    var elements: [[UInt8]?] = []
+                    elements.reserveCapacity(n)
+                    for _ in 0..<n { elements.append(try reader.byte("element tag") == 0 ? nil : try reader.bytes("element")) }
+                    field = .elements(elements)
+                default: throw SyncBytes.Malformed(description: "value tag \(tag) of '\(className).\(property)' is unknown")
+                }
+                values.append(SyncValue(property: property, type: type, field: field))
+            }
+            changes.append(SyncChange(kind: kind, className: className, key: key, values: values))
+        }
+        guard reader.isAtEnd else { throw SyncBytes.Malformed(description: "\(reader.remaining) bytes follow the last change") }
+    }
+}
+
+/// The byte forms of change sets and the sync state: unsigned LEB128 varints, length-prefixed
+/// byte strings, 8-byte big-endian words.
+enum SyncBytes {
+    struct Malformed: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    static func appendVarint(_ value: UInt64, to out: inout [UInt8]) {
+        var v = value
+        while v >= 0x80 {
+            out.append(UInt8(truncatingIfNeeded: v) | 0x80)
+            v >>= 7
+        }
+        out.append(UInt8(v))
+    }
+
+    static func appendBytes(_ bytes: [UInt8], to out: inout [UInt8]) {
+        appendVarint(UInt64(bytes.count), to: &out)
+        out.append(contentsOf: bytes)
+    }
+
+    static func appendWord(_ value: UInt64, to out: inout [UInt8]) {
+        withUnsafeBytes(of: value.bigEndian) { out.append(contentsOf: $0) }
+    }
+
+    static func word(_ bytes: some Collection<UInt8>) -> UInt64 {
+        bytes.prefix(8).reduce(0) { $0 << 8 | UInt64($1) }
+    }
+
+    /// Reads what the `append` functions wrote; every read names what it reads, for the error.
+    struct Reader {
+        private let bytes: [UInt8]
+        private var offset = 0
+
+        init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+        var isAtEnd: Bool { offset == bytes.count }
+        var remaining: Int { bytes.count - offset }
+
+        private func truncated(_ what: String) -> Malformed {
+            Malformed(description: "the bytes end inside the \(what) at offset \(offset)")
+        }
+
+        mutating func byte(_ what: String) throws -> UInt8 {
+            guard offset < bytes.count else { throw truncated(what) }
+            defer { offset += 1 }
+            return bytes[offset]
+        }
+
+        mutating func varint(_ what: String) throws -> UInt64 {
+            var value: UInt64 = 0
+            var shift: UInt64 = 0
+            while true {
+                let b = try byte(what)
+                guard shift < 64 else { throw Malformed(description: "the \(what) at offset \(offset) is longer than 64 bits") }
+                value |= UInt64(b & 0x7F) << shift
+                if b < 0x80 { return value }
+                shift += 7
+            }
+        }
+
+        /// A count of items that follow, each taking at least one byte.
+        mutating func count(_ what: String) throws -> Int {
+            let n = try varint(what)
+            guard n <= UInt64(remaining) else { throw Malformed(description: "\(n) \(what) cannot fit in the \(remaining) bytes left") }
+            return Int(n)
+        }
+
+        mutating func bytes(_ what: String) throws -> [UInt8] {
+            let n = try varint(what)
+            guard n <= UInt64(remaining) else { throw truncated(what) }
+            defer { offset += Int(n) }
+            return Array(bytes[offset..<offset + Int(n)])
+        }
+
+        mutating func string(_ what: String) throws -> String {
+            let b = try bytes(what)
+            guard let s = String(validating: b, as: UTF8.self) else {
+                throw Malformed(description: "the \(what) before offset \(offset) is not UTF-8")
+            }
+            return s
+        }
+
+        mutating func word(_ what: String) throws -> UInt64 {
+            guard remaining >= 8 else { throw truncated(what) }
+            defer { offset += 8 }
+            return SyncBytes.word(bytes[offset..<offset + 8])
+        }
+    }
+}

@@ -1,0 +1,287 @@
+import Foundation
+
+/// A change set from the shared log, to apply with ``Realm/applySyncChanges(_:)``.
+package struct SyncIncoming: Sendable {
+    /// Its place in the shared log (the global order).
+    package var sequence: Int64
+    /// The node that made it.
+    package var node: String
+    /// Its bytes (``SyncChangeSet/encoded()``).
+    package var changes: [UInt8]
+
+    package init(sequence: Int64, node: String, changes: [UInt8]) {
+        self.sequence = sequence
+        self.node = node
+        self.changes = changes
+    }
+}
+
+/// The file-side half of LMDBRealmSync: a synced file's outbox, its state, and the applying of
+/// other nodes' change sets by the merge rules (the DocC article "Sync" states them).
+extension Realm {
+    /// Makes the file a synced one, as node `node`: from the next commit on, every local write
+    /// also writes its changes to the file's outbox, in its own transaction.
+    ///
+    /// Other processes that have the file open already write outside sync until they open it
+    /// again; enable sync before they do.
+    /// - Throws: ``Realm/Error`` if the file is synced as another node, or cannot be written.
+    package func enableSync(node: String) throws {
+        checkThread()
+        require(!node.isEmpty, "A sync node needs a name")
+        if let store = file.sync {
+            let state = try readView().syncState(store, in: file)
+            guard state.node == node else {
+                throw Realm.Error(.fail, "The realm at '\(file.url.path)' is synced as node '\(state.node)', not '\(node)'", fileURL: file.url)
+            }
+            return
+        }
+        var made: SyncStore?
+        try write {
+            guard let session else { return }
+            let store = try session.createSyncStore()
+            try session.putSyncValue(store, key: SyncStore.stateKey("node"), value: Array(node.utf8))
+            try session.putSyncWord(store, "next", 1)
+            made = store
+        }
+        if let made { file.publishSync(made) }
+    }
+
+    /// The sync state of the file, or `nil` if it is not synced.
+    package func syncState() throws -> SyncState? {
+        checkThread()
+        guard let store = file.sync else { return nil }
+        return try withFreshView { try $0.syncState(store, in: file) }
+    }
+
+    /// Up to `limit` outbox entries after local sequence `sequence`, in commit order, as the
+    /// newest version of the file holds them.
+    package func syncOutbox(after sequence: UInt64, limit: Int) throws -> [(sequence: UInt64, changes: [UInt8])] {
+        checkThread()
+        guard let store = file.sync else { return [] }
+        return try withFreshView { try $0.outbox(store, after: sequence, limit: limit, in: file) }
+    }
+
+    /// How many outbox entries wait to be sent.
+    package func syncOutboxCount() throws -> Int {
+        checkThread()
+        guard let store = file.sync else { return 0 }
+        return try withFreshView { try $0.outboxCount(store) }
+    }
+
+    /// Removes the outbox entries up to local sequence `sequence`: the shared log has them.
+    package func removeSyncOutbox(through sequence: UInt64) throws {
+        checkThread()
+        guard let store = file.sync else { return }
+        try write {
+            guard let session else { return }
+            session.appliesRemoteChanges = true
+            try session.removeOutbox(store, through: sequence)
+        }
+    }
+
+    /// Applies change sets of the shared log in one write that also moves the file's cursor
+    /// past them: each is applied exactly once (those at or before the cursor are passed over,
+    /// as are the file's own). Observers see them as any other commit.
+    /// - Throws: ``Realm/Error`` with code `schemaMismatch` when a change set needs a class,
+    ///   property or schema version this file does not have; nothing is applied then.
+    package func applySyncChanges(_ incoming: [SyncIncoming]) throws {
+        checkThread()
+        guard let store = file.sync else {
+            throw Realm.Error(.fail, "The realm at '\(file.url.path)' is not synced", fileURL: file.url)
+        }
+        // A throw from the block rolls the write back: nothing is applied.
+        do {
+            try applyingSyncChanges(incoming, store)
+        } catch let error as Realm.Error {
+            throw error
+        } catch {
+            throw Realm.Error(error, url: file.url, doing: "Cannot apply change sets to")
+        }
+    }
+
+    private func applyingSyncChanges(_ incoming: [SyncIncoming], _ store: SyncStore) throws {
+        try write {
+            guard let session else { return }
+            session.appliesRemoteChanges = true
+            var state = try session.view.syncState(store, in: file)
+            let schemaVersion = try file.schemaVersion(in: session.view) ?? 0
+            for item in incoming where item.sequence > state.cursor {
+                let set: SyncChangeSet
+                do {
+                    set = try SyncChangeSet(decoding: item.changes)
+                } catch {
+                    throw Realm.Error(.invalidValue, "Change set \(item.sequence) from node '\(item.node)' is malformed: \(error)", fileURL: file.url)
+                }
+                if item.node != state.node {
+                    guard set.schemaVersion <= schemaVersion else {
+                        throw Realm.Error(
+                            .schemaMismatch,
+                            "Change set \(item.sequence) from node '\(item.node)' was made with schema version \(set.schemaVersion); the realm at '\(file.url.path)' has version \(schemaVersion)",
+                            fileURL: file.url)
+                    }
+                    try SyncApplier(realm: self, session: session, store: store, stamp: SyncStamp(clock: set.clock, node: item.node))
+                        .apply(set, sequence: item.sequence)
+                }
+                state.cursor = item.sequence
+                state.clock = max(state.clock, set.clock)
+            }
+            try session.putSyncWord(store, "cursor", UInt64(bitPattern: state.cursor))
+            try session.putSyncWord(store, "clock", state.clock)
+        }
+    }
+
+    /// `body` run on a view of the newest version of the file.
+    private func withFreshView<R>(_ body: (StoreView) throws -> R) throws -> R {
+        if let session { return try body(session.view) }
+        refresh()
+        return try body(readView())
+    }
+}
+
+/// Applies one change set of another node to a write, by the merge rules: a property takes the
+/// value of the write with the greater stamp; a delete wins over every update and over a
+/// creation older than itself; a link (or list element) to an object this file does not have
+/// is null (left out).
+private struct SyncApplier {
+    let realm: Realm
+    let session: WriteSession
+    let store: SyncStore
+    let stamp: SyncStamp
+
+    private var file: StoreFile { session.file }
+    private var view: StoreView { session.view }
+
+    func apply(_ set: SyncChangeSet, sequence: Int64) throws {
+        // Deletions and creations first, so that links within the set find their targets.
+        var live: [(SyncChange, Table)] = []
+        for change in set.changes {
+            let table = try self.table(change.className, sequence: sequence)
+            guard !change.key.isEmpty, change.key.count <= file.maximumKeySize else {
+                throw Realm.Error(
+                    .invalidValue,
+                    "Change set \(sequence) from node '\(stamp.node)' names an object of '\(change.className)' by a key of \(change.key.count) bytes",
+                    fileURL: file.url)
+            }
+            switch change.kind {
+            case .delete: try delete(change, in: table)
+            case .insert: if try create(change, in: table) { live.append((change, table)) }
+            case .update: live.append((change, table))
+            }
+        }
+        for (change, table) in live { try update(change, in: table, sequence: sequence) }
+    }
+
+    private func table(_ className: String, sequence: Int64) throws -> Table {
+        guard let table = realm.dynamicBinding(named: className)?.table else {
+            throw Realm.Error(
+                .schemaMismatch,
+                "Change set \(sequence) from node '\(stamp.node)' changes class '\(className)', which the realm at '\(file.url.path)' does not have",
+                fileURL: file.url)
+        }
+        return table
+    }
+
+    private func exists(_ key: [UInt8], in table: Table) throws -> Bool {
+        try key.withUnsafeBytes { try view.record(of: table, key: $0) != nil }
+    }
+
+    private func stamp(of change: SyncChange, _ property: String) throws -> SyncStamp? {
+        try view.stamp(store, className: change.className, key: change.key, property: property, in: file)
+    }
+
+    private func delete(_ change: SyncChange, in table: Table) throws {
+        if let created = try stamp(of: change, SyncStore.created), created > stamp { return }
+        if let deleted = try stamp(of: change, SyncStore.deleted), deleted > stamp { return }
+        try session.removePropertyStamps(store, className: change.className, key: change.key)
+        try session.setStamp(store, stamp, className: change.className, key: change.key, property: SyncStore.deleted)
+        try session.removeObjects([ObjectKey(change.key)], from: table)
+    }
+
+    /// Creates the object of an insert if it should exist and does not; its values are set by
+    /// ``update(_:in:sequence:)``.
+    /// - Returns: Whether the object exists now.
+    private func create(_ change: SyncChange, in table: Table) throws -> Bool {
+        if let deleted = try stamp(of: change, SyncStore.deleted), deleted > stamp { return false }
+        if let created = try stamp(of: change, SyncStore.created), created > stamp {
+            return try exists(change.key, in: table)
+        }
+        try session.setStamp(store, stamp, className: change.className, key: change.key, property: SyncStore.created)
+        if try exists(change.key, in: table) { return true }
+        let given = Dictionary(change.values.map { ($0.property, $0) }, uniquingKeysWith: { a, _ in a })
+        let fields = table.schema.properties.map { property -> [UInt8]? in
+            guard !property.isArray, property.type != .linkingObjects else { return nil }
+            if property.type != .object, let value = given[property.name], value.type == property.type.rawValue, case .value(let bytes) = value.field
+            {
+                return bytes
+            }
+            return property.isOptional || property.type == .object ? nil : Realm.defaultField(property.type)
+        }
+        _ = try realm.explainingRefusals { try session.insert(fields: fields, into: table, update: .error) }
+        return true
+    }
+
+    private func update(_ change: SyncChange, in table: Table, sequence: Int64) throws {
+        guard try exists(change.key, in: table) else { return }
+        let key = ObjectKey(change.key)
+        for value in change.values {
+            guard let column = table.schema.properties.firstIndex(where: { $0.name == value.property }) else {
+                throw Realm.Error(
+                    .schemaMismatch,
+                    "Change set \(sequence) from node '\(stamp.node)' sets '\(change.className).\(value.property)', which the realm at '\(file.url.path)' does not have",
+                    fileURL: file.url)
+            }
+            let property = table.schema.properties[column]
+            guard property.type.rawValue == value.type else {
+                throw Realm.Error(
+                    .schemaMismatch,
+                    "Change set \(sequence) from node '\(stamp.node)' sets '\(change.className).\(value.property)' as \(value.type); the realm at '\(file.url.path)' has it as \(property.type.rawValue)",
+                    fileURL: file.url)
+            }
+            if property.isPrimary { continue }
+            if let last = try stamp(of: change, value.property), last > stamp { continue }
+            try session.setStamp(store, stamp, className: change.className, key: change.key, property: value.property)
+            switch value.field {
+            case .elements(let elements):
+                guard table.lists[column] != nil else { continue }
+                try session.setList(try present(elements, of: property, isMap: property.isMap), of: key, in: table, column: column)
+            case .null, .value:
+                var bytes: [UInt8]?
+                if case .value(let b) = value.field { bytes = b }
+                if property.type == .object, let target = bytes, try !targetExists(target, of: property) { bytes = nil }
+                try change.key.withUnsafeBytes { k in
+                    guard let record = try view.record(of: table, key: k) else { return }
+                    let current = table.field(record.baseAddress!, size: record.count, column: column, in: file)
+                    try bytes.withUnsafeBytesIfPresent { new in
+                        guard !ByteOrder.equal(current, new) else { return }
+                        try session.replaceField(of: key, record: record, in: table, storedColumn: column, with: new)
+                    }
+                }
+            }
+        }
+    }
+
+    private func targetExists(_ key: [UInt8], of property: Property) throws -> Bool {
+        guard let name = property.objectClassName, let target = realm.dynamicBinding(named: name)?.table else { return false }
+        return try exists(key, in: target)
+    }
+
+    /// `elements` without links to objects this file does not have (a map keeps the entry,
+    /// with a null value).
+    private func present(_ elements: [[UInt8]?], of property: Property, isMap: Bool) throws -> [[UInt8]?] {
+        guard property.type == .object else { return elements }
+        var kept: [[UInt8]?] = []
+        for element in elements {
+            if isMap {
+                guard let (_, target) = MapEntry.decode(element) else { continue }
+                if let target, try !targetExists(target, of: property) {
+                    kept.append(MapEntry.withNullValue(element))
+                } else {
+                    kept.append(element)
+                }
+            } else if let element, try targetExists(element, of: property) {
+                kept.append(element)
+            }
+        }
+        return kept
+    }
+}

@@ -1,0 +1,283 @@
+import Foundation
+internal import LMDBKit
+
+/// The sync state of a file that LMDBRealmSync keeps in step with other nodes' files: one
+/// named database, made when sync is enabled, whose keys begin with a byte saying what they
+/// hold:
+///
+/// - `0x01` + a name: the node's state — `node` (this file's node name), `clock` (the newest
+///   hybrid logical clock it has seen or made), `cursor` (the global sequence of the last change
+///   set applied from others), `next` (the local sequence of the next outbox entry).
+/// - `0x02` + a local sequence (8 bytes, big-endian): the outbox, one ``SyncChangeSet`` per
+///   local commit, written in that commit's own transaction and removed once the shared log has
+///   it.
+/// - `0x03` + class + key + property: the clock stamp of the write that set a property's value
+///   last (or created or deleted the object), by which concurrent writes are ordered.
+///
+/// Every value is sealed (``SealedValue``): its checksum is read with it.
+final class SyncStore: Sendable {
+    let database: Database
+
+    static let databaseName = "__lmdbrealm_sync"
+
+    init(database: Database) {
+        self.database = database
+    }
+
+    static func stateKey(_ name: String) -> [UInt8] { [1] + Array(name.utf8) }
+
+    static func outboxKey(_ sequence: UInt64) -> [UInt8] {
+        var key: [UInt8] = [2]
+        SyncBytes.appendWord(sequence, to: &key)
+        return key
+    }
+
+    /// The clock key of `property` of the object `key` of `className`; the property names
+    /// ``created`` and ``deleted`` (no property has them) stamp the object's life.
+    static func clockKey(className: String, key: [UInt8], property: String) -> [UInt8] {
+        var out: [UInt8] = [3]
+        SyncBytes.appendBytes(Array(className.utf8), to: &out)
+        SyncBytes.appendBytes(key, to: &out)
+        out.append(contentsOf: property.utf8)
+        return out
+    }
+
+    static let created = "\u{1}created"
+    static let deleted = "\u{1}deleted"
+}
+
+/// When and where a write was made: a hybrid logical clock and the node's name. Stamps order
+/// every write of every node the same way on each node (the clock first, the name breaking
+/// ties), which is what makes "the last writer wins" converge.
+package struct SyncStamp: Comparable, Sendable, CustomStringConvertible {
+    package var clock: UInt64
+    package var node: String
+
+    package init(clock: UInt64, node: String) {
+        self.clock = clock
+        self.node = node
+    }
+
+    package static func < (a: SyncStamp, b: SyncStamp) -> Bool {
+        a.clock != b.clock ? a.clock < b.clock : a.node.utf8.lexicographicallyPrecedes(b.node.utf8)
+    }
+
+    var bytes: [UInt8] {
+        var out: [UInt8] = []
+        SyncBytes.appendWord(clock, to: &out)
+        out.append(contentsOf: node.utf8)
+        return out
+    }
+
+    init?(_ bytes: UnsafeRawBufferPointer) {
+        guard bytes.count >= 8 else { return nil }
+        clock = SyncBytes.word(bytes.prefix(8))
+        node = String(decoding: bytes.dropFirst(8), as: UTF8.self)
+    }
+
+    package var description: String { "\(clock >> 16).\(clock & 0xFFFF)@\(node)" }
+
+    /// The next clock after `last` at wall-clock time `now`: the time in milliseconds in the
+    /// upper 48 bits when it has moved past `last`, else `last` plus one.
+    static func next(after last: UInt64, now: Date = Date()) -> UInt64 {
+        let physical = UInt64(max(0, now.timeIntervalSince1970 * 1000)) << 16
+        return max(physical, last &+ 1)
+    }
+}
+
+/// The state a synced file keeps about itself (``SyncStore``'s `0x01` keys).
+package struct SyncState: Sendable {
+    /// This file's node name.
+    package var node: String
+    /// The newest clock this file has made or seen.
+    package var clock: UInt64
+    /// The global sequence of the last change set applied from the shared log (0: none).
+    package var cursor: Int64
+    /// The local sequence the next outbox entry takes.
+    package var nextSequence: UInt64
+}
+
+extension StoreView {
+    /// The sealed value of the sync database under `key`, opened, or `nil`.
+    func syncValue(_ store: SyncStore, key: [UInt8], in file: StoreFile) throws -> [UInt8]? {
+        try key.withUnsafeBytes { key in
+            guard let stored = try transaction.get(store.database.dbi, key: key) else { return nil }
+            switch SealedValue.open(stored, key: key) {
+            case .success(let value): return Array(value)
+            case .failure(let damage):
+                throw RealmError(.invalidDatabase, "The realm at '\(file.url.path)' is damaged: its sync state \(damage)", fileURL: file.url)
+            }
+        }
+    }
+
+    func syncState(_ store: SyncStore, in file: StoreFile) throws -> SyncState {
+        func word(_ name: String) throws -> UInt64 {
+            try syncValue(store, key: SyncStore.stateKey(name), in: file).map(SyncBytes.word) ?? 0
+        }
+        let node = try syncValue(store, key: SyncStore.stateKey("node"), in: file).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        return SyncState(node: node, clock: try word("clock"), cursor: Int64(bitPattern: try word("cursor")), nextSequence: try word("next"))
+    }
+
+    /// Up to `limit` outbox entries after local sequence `sequence`, in commit order.
+    func outbox(_ store: SyncStore, after sequence: UInt64, limit: Int, in file: StoreFile) throws -> [(sequence: UInt64, changes: [UInt8])] {
+        var found: [(UInt64, [UInt8])] = []
+        let cursor = try UnsafeCursor(transaction: transaction, dbi: store.database.dbi)
+        var entry = try SyncStore.outboxKey(sequence &+ 1).withUnsafeBytes { try cursor.seek(atLeast: $0) }
+        while let e = entry, found.count < limit, e.key.count == 9, e.key[0] == 2 {
+            let seq = SyncBytes.word(e.key.dropFirst())
+            switch SealedValue.open(e.value, key: e.key) {
+            case .success(let value): found.append((seq, Array(value)))
+            case .failure(let damage):
+                throw RealmError(.invalidDatabase, "The realm at '\(file.url.path)' is damaged: its outbox entry \(seq) \(damage)", fileURL: file.url)
+            }
+            entry = try cursor.next()
+        }
+        return found
+    }
+
+    /// How many entries the outbox holds.
+    func outboxCount(_ store: SyncStore) throws -> Int {
+        var count = 0
+        let cursor = try UnsafeCursor(transaction: transaction, dbi: store.database.dbi)
+        var entry = try [UInt8(2)].withUnsafeBytes { try cursor.seek(atLeast: $0) }
+        while let e = entry, e.key.first == 2 {
+            count += 1
+            entry = try cursor.next()
+        }
+        return count
+    }
+
+    func stamp(_ store: SyncStore, className: String, key: [UInt8], property: String, in file: StoreFile) throws -> SyncStamp? {
+        let value = try syncValue(store, key: SyncStore.clockKey(className: className, key: key, property: property), in: file)
+        return value.flatMap { $0.withUnsafeBytes { SyncStamp($0) } }
+    }
+}
+
+extension WriteSession {
+    /// Makes the file's sync database (see ``SyncStore``); the caller publishes it to the file
+    /// once the write commits.
+    func createSyncStore() throws -> SyncStore {
+        SyncStore(database: try transaction!.createDatabase(named: SyncStore.databaseName))
+    }
+
+    /// Stores `value`, sealed, under `key` in the sync database.
+    func putSyncValue(_ store: SyncStore, key: [UInt8], value: [UInt8]) throws {
+        let sealed = SealedValue.sealed(value, key: key)
+        try key.withUnsafeBytes { k in try sealed.withUnsafeBytes { _ = try view.transaction.put(store.database.dbi, key: k, value: $0) } }
+        changed()
+    }
+
+    func putSyncWord(_ store: SyncStore, _ name: String, _ value: UInt64) throws {
+        var bytes: [UInt8] = []
+        SyncBytes.appendWord(value, to: &bytes)
+        try putSyncValue(store, key: SyncStore.stateKey(name), value: bytes)
+    }
+
+    func setStamp(_ store: SyncStore, _ stamp: SyncStamp, className: String, key: [UInt8], property: String) throws {
+        try putSyncValue(store, key: SyncStore.clockKey(className: className, key: key, property: property), value: stamp.bytes)
+    }
+
+    /// Removes the stamps of the properties of the object `key` of `className` (deleted: a
+    /// creation after the deletion stamps them anew), keeping its creation's and deletion's.
+    func removePropertyStamps(_ store: SyncStore, className: String, key: [UInt8]) throws {
+        let prefix = SyncStore.clockKey(className: className, key: key, property: "")
+        let txn = view.transaction
+        let cursor = try UnsafeCursor(transaction: txn, dbi: store.database.dbi)
+        var doomed: [[UInt8]] = []
+        var entry = try prefix.withUnsafeBytes { try cursor.seek(atLeast: $0) }
+        while let e = entry, e.key.starts(with: prefix) {
+            let property = String(decoding: e.key.dropFirst(prefix.count), as: UTF8.self)
+            if property != SyncStore.created && property != SyncStore.deleted { doomed.append(Array(e.key)) }
+            entry = try cursor.next()
+        }
+        for key in doomed { try key.withUnsafeBytes { _ = try txn.delete(store.database.dbi, key: $0) } }
+    }
+
+    /// Removes the outbox entries up to local sequence `sequence`.
+    func removeOutbox(_ store: SyncStore, through sequence: UInt64) throws {
+        let txn = view.transaction
+        let cursor = try UnsafeCursor(transaction: txn, dbi: store.database.dbi)
+        var doomed: [[UInt8]] = []
+        var entry = try [UInt8(2)].withUnsafeBytes { try cursor.seek(atLeast: $0) }
+        while let e = entry, e.key.count == 9, e.key[0] == 2, SyncBytes.word(e.key.dropFirst()) <= sequence {
+            doomed.append(Array(e.key))
+            entry = try cursor.next()
+        }
+        for key in doomed { try key.withUnsafeBytes { _ = try txn.delete(store.database.dbi, key: $0) } }
+        if !doomed.isEmpty { changed() }
+    }
+
+    /// Writes what `log` recorded as an outbox entry, and stamps each property it wrote with
+    /// the commit's clock. Objects of classes without a primary key (embedded ones among them)
+    /// have no name another file knows them by, and stay local.
+    func recordForSync(_ log: ChangeLog, _ store: SyncStore) throws {
+        var state = try view.syncState(store, in: file)
+        let clock = SyncStamp.next(after: state.clock)
+        let stamp = SyncStamp(clock: clock, node: state.node)
+        var changes: [SyncChange] = []
+        for (className, tableChanges) in log.tables.sorted(by: { $0.key < $1.key }) {
+            guard let table = catalog.tables[className] ?? file.table(named: className), table.primaryKeyColumn != nil else { continue }
+            let inserted = Set(tableChanges.inserted)
+            for key in tableChanges.deleted where !inserted.contains(key) {
+                let bytes = key.withBytes { Array($0) }
+                changes.append(SyncChange(kind: .delete, className: className, key: bytes))
+                try removePropertyStamps(store, className: className, key: bytes)
+                try setStamp(store, stamp, className: className, key: bytes, property: SyncStore.deleted)
+            }
+            for key in tableChanges.inserted {
+                let bytes = key.withBytes { Array($0) }
+                guard let values = try syncValues(of: bytes, in: table, columns: nil) else { continue }
+                changes.append(SyncChange(kind: .insert, className: className, key: bytes, values: values))
+                try setStamp(store, stamp, className: className, key: bytes, property: SyncStore.created)
+                for value in values { try setStamp(store, stamp, className: className, key: bytes, property: value.property) }
+            }
+            let modified = tableChanges.modified.filter { !inserted.contains($0.key) }.map { (key: $0.key.withBytes { Array($0) }, mask: $0.value) }
+            for (bytes, mask) in modified.sorted(by: { ByteOrder.compare($0.key, $1.key) < 0 }) {
+                guard let values = try syncValues(of: bytes, in: table, columns: mask), !values.isEmpty else { continue }
+                changes.append(SyncChange(kind: .update, className: className, key: bytes, values: values))
+                for value in values { try setStamp(store, stamp, className: className, key: bytes, property: value.property) }
+            }
+        }
+        guard !changes.isEmpty else { return }
+        let schemaVersion = try file.schemaVersion(in: view) ?? 0
+        let set = SyncChangeSet(clock: clock, schemaVersion: schemaVersion, changes: changes)
+        try putSyncValue(store, key: SyncStore.outboxKey(state.nextSequence), value: set.encoded())
+        state.nextSequence += 1
+        try putSyncWord(store, "next", state.nextSequence)
+        try putSyncWord(store, "clock", clock)
+    }
+
+    /// Whether values of `property` mean the same in another file: not links to embedded objects
+    /// or to objects without a primary key, whose keys are this file's own.
+    func syncs(_ property: Property) -> Bool {
+        guard property.type == .object, let target = property.objectClassName else { return true }
+        guard let table = catalog.tables[target] ?? file.table(named: target) else { return false }
+        return !table.schema.isEmbedded && table.primaryKeyColumn != nil
+    }
+
+    /// The values of the stored object `key` of `table` in the stored columns of `mask` (all
+    /// of them, the primary key too, when `nil`; columns from 63 on share the mask's top bit),
+    /// or `nil` if it is gone.
+    private func syncValues(of key: [UInt8], in table: Table, columns mask: UInt64?) throws -> [SyncValue]? {
+        try key.withUnsafeBytes { key -> [SyncValue]? in
+            guard let record = try view.record(of: table, key: key) else { return nil }
+            var values: [SyncValue] = []
+            for (column, property) in table.schema.properties.enumerated() {
+                guard property.type != .linkingObjects, !(property.isPrimary && mask != nil), syncs(property) else { continue }
+                if let mask, mask & ChangeLog.bit(column) == 0 { continue }
+                let field: SyncValue.Field
+                if let list = table.lists[column] {
+                    field = .elements(try view.listElements(list, owner: key))
+                } else if property.isArray {
+                    continue
+                } else if let bytes = table.field(record.baseAddress!, size: record.count, column: column, in: file) {
+                    field = .value(Array(bytes))
+                } else {
+                    field = .null
+                }
+                values.append(SyncValue(property: property.name, type: property.type.rawValue, field: field))
+            }
+            return values
+        }
+    }
+}

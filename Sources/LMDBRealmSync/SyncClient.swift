@@ -1,0 +1,326 @@
+#if Sync
+    public import Foundation
+    public import LMDBRealm
+    internal import Logging
+    internal import PostgresNIO
+    import Synchronization
+
+    /// Keeps one node's realm file in step with every other node's through PostgreSQL.
+    ///
+    /// Each local commit writes its changes to the file's outbox in its own transaction (see
+    /// ``init(realm:postgres:node:)``), so a commit made while the network, PostgreSQL or this
+    /// process is down is sent later, and never twice. ``run()`` sends the outbox in commit order
+    /// to one append-only table whose `bigserial` gives every change set its place in a global
+    /// order, and applies the other nodes' change sets in that order, each in a write that also
+    /// moves the file's cursor past it. New change sets arrive by `LISTEN`/`NOTIFY`. Observers of
+    /// the file see them as any other commit.
+    ///
+    /// ```swift
+    /// let sync = try await SyncClient(realm: configuration, postgres: .init(host: "127.0.0.1", port: 5432,
+    ///                                 username: "app", password: "…", database: "app"), node: "api-1")
+    /// try await sync.run()          // until cancelled
+    /// ```
+    ///
+    /// The merge rules (the last writer wins per property; deletes win over updates; links to
+    /// deleted objects are null) are in the article "Sync".
+    public final class SyncClient: Sendable {
+        /// Where the shared log is: a PostgreSQL database the client may create a table in.
+        public struct Postgres: Sendable {
+            public var host: String
+            public var port: Int
+            public var username: String
+            public var password: String?
+            public var database: String
+
+            public init(host: String, port: Int = 5432, username: String, password: String?, database: String) {
+                self.host = host
+                self.port = port
+                self.username = username
+                self.password = password
+                self.database = database
+            }
+        }
+
+        /// What the client is doing.
+        public enum Status: Sendable, Equatable, CustomStringConvertible {
+            /// Connecting to PostgreSQL (first, or again after a failure).
+            case connecting
+            /// Connected: `lag` local change sets wait to be sent.
+            case syncing(lag: Int)
+            /// PostgreSQL cannot be reached since `since`; local writes go on and wait in the outbox.
+            case offline(since: Date)
+            /// Change sets of the shared log cannot be applied to this file (a schema this node
+            /// does not have, say): `reason` says which and why. Local change sets are still sent.
+            case refused(reason: String)
+
+            public var description: String {
+                switch self {
+                case .connecting: "connecting"
+                case .syncing(let lag): "syncing (\(lag) to send)"
+                case .offline(let since): "offline since \(since)"
+                case .refused(let reason): "refusing the shared log: \(reason)"
+                }
+            }
+        }
+
+        /// This node's name, unique among the nodes sharing the log.
+        public let node: String
+        private let file: FileWorker
+        private let postgres: Postgres
+        private let state = Mutex(ClientState())
+        /// Warnings only: a lost connection is said once (then the status tells), not at each retry.
+    private let logger: Logger = {
+        var logger = Logger(label: "LMDBRealmSync")
+        logger.logLevel = .warning
+        return logger
+    }()
+
+        /// The table of the shared log and the channel its new rows are announced on.
+        static let table = "lmdbrealm_changes"
+
+        /// Opens the realm of `configuration` for syncing as node `node` through the database
+        /// `postgres` names: from now on every local commit to the file (by any handle of this
+        /// process, and by other processes that open the file after this) goes to its outbox.
+        /// Nothing is sent until ``run()``.
+        /// - Throws: `Realm.Error` if the file cannot be opened, or is synced as another node.
+        public init(realm configuration: Realm.Configuration, postgres: Postgres, node: String) async throws {
+            self.node = node
+            self.postgres = postgres
+            file = try await FileWorker.open(configuration, node: node)
+        }
+
+        /// What the client is doing now.
+        public var status: Status { state.withLock { $0.status } }
+
+        /// The client's status as it changes, starting with the current one; a slow reader sees
+        /// the newest.
+        public var statusUpdates: AsyncStream<Status> {
+            let (stream, continuation) = AsyncStream.makeStream(of: Status.self, bufferingPolicy: .bufferingNewest(1))
+            let id = state.withLock { state in
+                continuation.yield(state.status)
+                state.nextWatcher += 1
+                state.watchers[state.nextWatcher] = continuation
+                return state.nextWatcher
+            }
+            continuation.onTermination = { [weak self] _ in _ = self?.state.withLock { $0.watchers.removeValue(forKey: id) } }
+            return stream
+        }
+
+        /// Sends local change sets and applies other nodes' until the task is cancelled; it
+        /// reconnects after failures, backing off up to two seconds.
+        public func run() async throws {
+            let client = PostgresClient(
+                configuration: .init(
+                    host: postgres.host, port: postgres.port, username: postgres.username, password: postgres.password,
+                    database: postgres.database, tls: .disable),
+                backgroundLogger: logger)
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await client.run() }
+                group.addTask { await self.syncUntilCancelled(client) }
+                await group.next()
+                group.cancelAll()
+            }
+            try Task.checkCancellation()
+        }
+
+        private func syncUntilCancelled(_ client: PostgresClient) async {
+            var backoff: Duration = .milliseconds(50)
+            var offlineSince: Date?
+            while !Task.isCancelled {
+                if offlineSince == nil { setStatus(.connecting) }
+                do {
+                    try await client.withConnection { connection in
+                        try await self.createLog(connection)
+                        offlineSince = nil
+                        backoff = .milliseconds(50)
+                        try await self.session(connection)
+                    }
+                } catch {
+                    if Task.isCancelled { return }
+                    if offlineSince == nil { logger.warning("sync of node '\(node)' interrupted: \(String(reflecting: error))") }
+                    let since = offlineSince ?? Date()
+                    offlineSince = since
+                    setStatus(.offline(since: since))
+                    try? await Task.sleep(for: backoff)
+                    backoff = min(backoff * 2, .seconds(2))
+                }
+            }
+        }
+
+        /// Makes the shared log's table if the database has none (one node at a time: two
+        /// `CREATE TABLE IF NOT EXISTS` at once can both try to create it).
+        private func createLog(_ connection: PostgresConnection) async throws {
+            try await connection.withTransaction(logger: logger) { connection in
+                try await connection.query("SELECT pg_advisory_xact_lock(7300)", logger: logger)
+                try await connection.query(
+                    """
+                    CREATE TABLE IF NOT EXISTS lmdbrealm_changes (
+                        sequence bigserial PRIMARY KEY,
+                        node text NOT NULL,
+                        local_sequence bigint NOT NULL,
+                        changes bytea NOT NULL,
+                        UNIQUE (node, local_sequence))
+                    """, logger: logger)
+            }
+        }
+
+        /// One connection's life: exchanges change sets whenever a local commit or a notification
+        /// says there may be some, until the connection fails.
+        private func session(_ connection: PostgresConnection) async throws {
+            let (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+            let observation = try await file.observeCommits { wake.yield() }
+            defer { observation.cancel() }
+            try await connection.listen(on: Self.table) { notifications in
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        for try await _ in notifications { wake.yield() }
+                        throw ConnectionEnded()
+                    }
+                    group.addTask {
+                        // A first exchange after connecting catches up with what was missed.
+                        wake.yield()
+                        for await _ in wakes {
+                            try await self.exchange(connection)
+                        }
+                    }
+                    try await group.next()
+                    group.cancelAll()
+                }
+            }
+        }
+
+        private struct ConnectionEnded: Error {}
+
+        /// Sends the outbox, then applies what the shared log holds after the file's cursor.
+        private func exchange(_ connection: PostgresConnection) async throws {
+            try await push(connection)
+            if case .refused = status {} else { try await pull(connection) }
+            let lag = try await file.perform { try $0.syncOutboxCount() }
+            state.withLock { state in
+                if case .refused = state.status { return }
+                state.update(.syncing(lag: lag))
+            }
+        }
+
+        /// Sends the outbox in commit order, 500 change sets a transaction. A change set the log
+        /// has already (sent before a failure, its removal from the outbox lost) is not added
+        /// twice: the log's unique (node, local sequence) passes over it.
+        private func push(_ connection: PostgresConnection) async throws {
+            while true {
+                let entries = try await file.perform { try $0.syncOutbox(after: 0, limit: 500) }
+                guard let last = entries.last else { return }
+                let node = self.node
+                try await connection.withTransaction(logger: logger) { connection in
+                    // One pusher at a time: each takes its sequence numbers and commits before the
+                    // next begins, so a puller never sees a number before a smaller one is visible.
+                    try await connection.query("SELECT pg_advisory_xact_lock(7301)", logger: logger)
+                    for entry in entries {
+                        let localSequence = Int64(entry.sequence)
+                        let changes = Data(entry.changes)  // bytea ([UInt8] would be sent as an array)
+                        try await connection.query(
+                            """
+                            INSERT INTO lmdbrealm_changes (node, local_sequence, changes) VALUES (\(node), \(localSequence), \(changes))
+                            ON CONFLICT (node, local_sequence) DO NOTHING
+                            """, logger: logger)
+                    }
+                    try await connection.query("SELECT pg_notify('lmdbrealm_changes', '')", logger: logger)
+                }
+                try await file.perform { try $0.removeSyncOutbox(through: last.sequence) }
+            }
+        }
+
+        /// Applies the shared log after the file's cursor, a thousand change sets a write.
+        private func pull(_ connection: PostgresConnection) async throws {
+            while true {
+                let cursor = try await file.perform { try $0.syncState()?.cursor ?? 0 }
+                let rows = try await connection.query(
+                    "SELECT sequence, node, changes FROM lmdbrealm_changes WHERE sequence > \(cursor) ORDER BY sequence LIMIT 1000",
+                    logger: logger)
+                var incoming: [SyncIncoming] = []
+                for try await (sequence, node, changes) in rows.decode((Int64, String, ByteBuffer).self) {
+                    incoming.append(SyncIncoming(sequence: sequence, node: node, changes: Array(changes.readableBytesView)))
+                }
+                guard !incoming.isEmpty else { return }
+                let batch = incoming
+                do {
+                    try await file.perform { try $0.applySyncChanges(batch) }
+                } catch let error as Realm.Error where error.code == .schemaMismatch {
+                    setStatus(.refused(reason: error.localizedDescription))
+                    return
+                }
+                if incoming.count < 1000 { return }
+            }
+        }
+
+        private func setStatus(_ status: Status) {
+            state.withLock { $0.update(status) }
+        }
+    }
+
+    /// The client's status and who watches it.
+    private struct ClientState {
+        var status: SyncClient.Status = .connecting
+        var watchers: [Int: AsyncStream<SyncClient.Status>.Continuation] = [:]
+        var nextWatcher = 0
+
+        mutating func update(_ new: SyncClient.Status) {
+            guard new != status else { return }
+            status = new
+            for watcher in watchers.values { watcher.yield(new) }
+        }
+    }
+
+    /// The client's handle of the file, confined to a serial queue of its own.
+    private final class FileWorker: @unchecked Sendable {
+        // @unchecked Sendable: `realm` is made on `queue` and only ever used in blocks run on it.
+        private let queue: DispatchQueue
+        private var realm: Realm!
+
+        private init(queue: DispatchQueue) {
+            self.queue = queue
+        }
+
+        static func open(_ configuration: Realm.Configuration, node: String) async throws -> FileWorker {
+            let worker = FileWorker(queue: DispatchQueue(label: "LMDBRealmSync.\(node)"))
+            try await worker.run {
+                worker.realm = try Realm(configuration: configuration, queue: worker.queue)
+                try worker.realm.enableSync(node: node)
+            }
+            return worker
+        }
+
+        /// `body` with the realm, on its queue, refreshed to the newest version first.
+        func perform<R: Sendable>(_ body: @escaping @Sendable (Realm) throws -> R) async throws -> R {
+            try await run {
+                self.realm.refresh()
+                return try body(self.realm)
+            }
+        }
+
+        /// Calls `commit` after each commit to the file, by any handle or process, until cancelled.
+        func observeCommits(_ commit: @escaping @Sendable () -> Void) async throws -> Observation {
+            try await run {
+                let token = self.realm.observe { _, _ in commit() }
+                return Observation(token: token, queue: self.queue)
+            }
+        }
+
+        private func run<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
+            try await withCheckedThrowingContinuation { continuation in
+                queue.async { continuation.resume(with: Result { try body() }) }
+            }
+        }
+    }
+
+    /// An observation of the file's commits; cancelling it ends it on the file's queue.
+    private struct Observation: @unchecked Sendable {
+        // @unchecked Sendable: the token is only invalidated on `queue`, the realm's.
+        let token: NotificationToken
+        let queue: DispatchQueue
+
+        func cancel() {
+            let token = token
+            queue.async { token.invalidate() }
+        }
+    }
+#endif

@@ -1,0 +1,190 @@
+#if Sync
+    import Foundation
+    import LMDBRealm
+    import LMDBRealmSync
+    import SyncTestSupport
+    import TestSupport
+    import Testing
+
+    final class SyncedNote: Object {
+        @Persisted(primaryKey: true) var id = ""
+        @Persisted var title = ""
+        @Persisted var stars = 0
+        @Persisted var tags: List<String>
+    }
+
+    /// A node: its file, and its client running until the node is stopped.
+    private final class Node: Sendable {
+        let configuration: Realm.Configuration
+        let client: SyncClient
+        private let task: Task<Void, any Error>
+
+        init(_ name: String, in directory: URL, server: PostgresServer) async throws {
+            var configuration = Realm.Configuration(fileURL: directory.appendingPathComponent("\(name).realm"))
+            configuration.objectTypes = [SyncedNote.self]
+            self.configuration = configuration
+            let postgres = SyncClient.Postgres(
+                host: server.host, port: server.port, username: server.username, password: server.password, database: server.database)
+            let client = try await SyncClient(realm: configuration, postgres: postgres, node: name)
+            self.client = client
+            task = Task { try await client.run() }
+        }
+
+        func stop() async {
+            task.cancel()
+            _ = await task.result
+        }
+
+        /// Runs `body` in a write to the node's file, on a thread of its own.
+        func write(_ body: @escaping @Sendable (Realm) -> Void) async throws {
+            let configuration = configuration
+            try await onNewThread {
+                let realm = try Realm(configuration: configuration)
+                try realm.write { body(realm) }
+            }
+        }
+
+        /// The node's notes as comparable text, once `done` holds for them (`nil` after `timeout`
+        /// seconds): read at each commit to the file, by observing it.
+        func notes(timeout: TimeInterval = 30, until done: @escaping @Sendable ([String]) -> Bool) async throws -> [String]? {
+            let configuration = configuration
+            return try await onNewThread {
+                let seen = Collector<[String]>()
+                let queue = DispatchQueue(label: "observer")
+                // The realm is kept (its observation with it) until the wait is over, and released
+                // on its queue.
+                let (realm, token) = try queue.sync {
+                    let realm = try Realm(configuration: configuration, queue: queue)
+                    seen.append(noteLines(realm))
+                    // A queue's realm is told of others' commits (`.refreshRequired`); it reads them
+                    // once refreshed.
+                    let token = realm.observe { _, realm in
+                        realm.refresh()
+                        seen.append(noteLines(realm))
+                    }
+                    return (realm, token)
+                }
+                defer {
+                    queue.sync {
+                        token.invalidate()
+                        withExtendedLifetime(realm) {}
+                    }
+                }
+                return seen.wait(timeout: timeout) { $0.last.map(done) ?? false }?.last
+            }
+        }
+    }
+
+    private func noteLines(_ realm: Realm) -> [String] {
+        realm.objects(SyncedNote.self).sorted(byKeyPath: "id").map { "\($0.id) \($0.title) \($0.stars) \(Array($0.tags))" }
+    }
+
+    /// Waits until `client` reports a status for which `matches` holds (false after `timeout`).
+    private func waitForStatus(_ client: SyncClient, timeout: Duration = .seconds(30), _ matches: @escaping @Sendable (SyncClient.Status) -> Bool)
+        async -> Bool
+    {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for await status in client.statusUpdates where matches(status) { return true }
+                return false
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+    }
+
+    @Suite(.serialized) struct SyncClientTests {
+        @Test func twoNodesSeeEachOthersCommitsThroughPostgres() async throws {
+            let server = try await onNewThread { try PostgresServer.start() }
+            defer { server.stop() }
+            try await withTemporaryDirectory { dir in
+                let a = try await Node("a", in: dir, server: server)
+                let b = try await Node("b", in: dir, server: server)
+                try await a.write { $0.add(SyncedNote(value: ["id": "n1", "title": "from a", "tags": ["x"]])) }
+                let seenByB = try await b.notes { $0 == ["n1 from a 0 [\"x\"]"] }
+                #expect(seenByB != nil, "b never saw a's note")
+
+                try await b.write { realm in
+                    let note = realm.object(ofType: SyncedNote.self, forPrimaryKey: "n1")!
+                    note.stars = 5
+                    note.tags.append("y")
+                }
+                let seenByA = try await a.notes { $0 == ["n1 from a 5 [\"x\", \"y\"]"] }
+                #expect(seenByA != nil, "a never saw b's change")
+                #expect(await waitForStatus(a.client) { $0 == .syncing(lag: 0) })
+                #expect(try server.psql("SELECT count(*) FROM lmdbrealm_changes") == "2")
+                await a.stop()
+                await b.stop()
+            }
+        }
+
+        @Test func commitsMadeWhilePostgresIsDownAreSentWhenItIsBack() async throws {
+            let server = try await onNewThread { try PostgresServer.start() }
+            defer { server.stop() }
+            try await withTemporaryDirectory { dir in
+                let a = try await Node("a", in: dir, server: server)
+                let b = try await Node("b", in: dir, server: server)
+                #expect(await waitForStatus(a.client) { $0 == .syncing(lag: 0) })
+                server.kill()
+                // Local writes go on while PostgreSQL is away; they wait in the outbox.
+                for i in 1...3 { try await a.write { $0.add(SyncedNote(value: ["id": "n\(i)", "title": "offline"])) } }
+                #expect(await waitForStatus(a.client) { if case .offline = $0 { true } else { false } })
+                try await onNewThread { try server.restart() }
+                let seen = try await b.notes { $0.count == 3 }
+                #expect(seen == ["n1 offline 0 []", "n2 offline 0 []", "n3 offline 0 []"])
+                await a.stop()
+                await b.stop()
+            }
+        }
+
+        @Test func threeNodesWritingTheSameObjectsConverge() async throws {
+            let server = try await onNewThread { try PostgresServer.start() }
+            defer { server.stop() }
+            try await withTemporaryDirectory { dir in
+                var nodes: [Node] = []
+                for name in ["a", "b", "c"] { nodes.append(try await Node(name, in: dir, server: server)) }
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for (n, node) in nodes.enumerated() {
+                        group.addTask {
+                            for round in 0..<20 {
+                                try await node.write { realm in
+                                    let id = "n\(round % 4)"
+                                    let note =
+                                        realm.object(ofType: SyncedNote.self, forPrimaryKey: id) ?? realm.create(SyncedNote.self, value: ["id": id])
+                                    if round % 3 == n { note.title = "node \(n) round \(round)" } else { note.stars += 1 }
+                                    if round % 5 == n { note.tags.append("\(n)") }
+                                }
+                            }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+                // Every node has sent everything and applied the whole log: then all agree.
+                let total = try server.psql("SELECT max(sequence) FROM lmdbrealm_changes")
+                #expect(!total.isEmpty)
+                var finals: [[String]] = []
+                for node in nodes {
+                    #expect(await waitForStatus(node.client) { $0 == .syncing(lag: 0) })
+                }
+                let last = Int64(try server.psql("SELECT max(sequence) FROM lmdbrealm_changes")) ?? 0
+                #expect(try server.psql("SELECT count(*) FROM lmdbrealm_changes") == "60")
+                for node in nodes {
+                    let configuration = node.configuration
+                    let applied = try await node.notes { _ in
+                        (try? Realm(configuration: configuration).syncState()?.cursor) == last
+                    }
+                    finals.append(try #require(applied))
+                }
+                #expect(finals[0].count == 4)
+                #expect(finals[1] == finals[0])
+                #expect(finals[2] == finals[0])
+                for node in nodes { await node.stop() }
+            }
+        }
+    }
+#endif

@@ -1,0 +1,392 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import LMDBRealm
+
+final class SyncFolder: Object {
+    @Persisted(primaryKey: true) var id = ""
+    @Persisted var name = ""
+}
+
+final class SyncNote: Object {
+    @Persisted(primaryKey: true) var id = ""
+    @Persisted var title = ""
+    @Persisted var body = ""
+    @Persisted var stars = 0
+    @Persisted var folder: SyncFolder?
+    @Persisted var tags: List<String>
+    @Persisted var related: List<SyncNote>
+}
+
+/// The shared log as PostgreSQL keeps it for LMDBRealmSync — change sets in one global order —
+/// held in memory, so that the merge rules are tested on real files without a server.
+final class SharedLog {
+    private(set) var entries: [SyncIncoming] = []
+
+    /// Moves `realm`'s outbox into the log (as the pusher does) and empties it.
+    func push(_ realm: Realm) throws {
+        let node = try #require(try realm.syncState()).node
+        let outbox = try realm.syncOutbox(after: 0, limit: .max)
+        for entry in outbox {
+            entries.append(SyncIncoming(sequence: Int64(entries.count + 1), node: node, changes: entry.changes))
+        }
+        if let last = outbox.last { try realm.removeSyncOutbox(through: last.sequence) }
+    }
+
+    /// Applies to `realm` what the log holds after its cursor (as the puller does).
+    func pull(_ realm: Realm) throws {
+        let cursor = try #require(try realm.syncState()).cursor
+        try realm.applySyncChanges(Array(entries.dropFirst(Int(cursor))))
+    }
+}
+
+/// A synced file of its own, as node `node`.
+private func makeNode(_ node: String, in directory: URL) throws -> Realm {
+    let realm = try Realm(configuration: makeConfiguration(directory, "\(node).realm", types: [SyncNote.self, SyncFolder.self]))
+    try realm.enableSync(node: node)
+    return realm
+}
+
+/// Every note and folder of `realm`, as comparable text.
+private func contents(_ realm: Realm) -> [String] {
+    realm.refresh()
+    let folders = realm.objects(SyncFolder.self).sorted(byKeyPath: "id").map { "folder \($0.id) \($0.name)" }
+    let notes = realm.objects(SyncNote.self).sorted(byKeyPath: "id").map { note in
+        "note \(note.id) \(note.title)|\(note.body)|\(note.stars)|\(note.folder?.id ?? "-")|\(Array(note.tags))|\(note.related.map(\.id))"
+    }
+    return Array(folders) + Array(notes)
+}
+
+@Suite struct SyncMergeTests {
+    @Test func aLocalCommitWritesOneOutboxEntryInItsOwnTransaction() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try makeNode("a", in: dir)
+            #expect(try realm.syncOutboxCount() == 0)
+            try realm.write {
+                realm.add(SyncNote(value: ["id": "n1", "title": "one"]))
+                realm.add(SyncNote(value: ["id": "n2", "title": "two"]))
+            }
+            let outbox = try realm.syncOutbox(after: 0, limit: 10)
+            #expect(outbox.count == 1)
+            let set = try SyncChangeSet(decoding: try #require(outbox.first).changes)
+            #expect(set.changes.map(\.kind) == [.insert, .insert])
+            #expect(set.changes.map(\.className) == ["SyncNote", "SyncNote"])
+
+            // A write that throws leaves no entry; the next one takes the next sequence.
+            struct Stop: Error {}
+            #expect(throws: Stop.self) {
+                try realm.write {
+                    realm.add(SyncNote(value: ["id": "n3"]))
+                    throw Stop()
+                }
+            }
+            #expect(try realm.syncOutboxCount() == 1)
+            try realm.write { realm.objects(SyncNote.self).first!.stars = 5 }
+            let entries = try realm.syncOutbox(after: 0, limit: 10)
+            #expect(entries.map(\.sequence) == [1, 2])
+            let update = try SyncChangeSet(decoding: entries[1].changes)
+            #expect(update.changes.count == 1)
+            #expect(update.changes[0].kind == .update)
+            #expect(update.changes[0].values.map(\.property) == ["stars"])
+            #expect(update.clock > set.clock)
+        }
+    }
+
+    @Test func aFileThatIsNotSyncedWritesNoOutbox() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: makeConfiguration(dir, types: [SyncNote.self, SyncFolder.self]))
+            try realm.write { realm.add(SyncNote(value: ["id": "n1"])) }
+            #expect(try realm.syncState() == nil)
+            #expect(try realm.syncOutboxCount() == 0)
+        }
+    }
+
+    @Test func theNodeNameIsKeptAndAnotherIsRefused() throws {
+        try withTemporaryDirectory { dir in
+            let config = makeConfiguration(dir, "a.realm", types: [SyncNote.self, SyncFolder.self])
+            do {
+                let realm = try Realm(configuration: config)
+                try realm.enableSync(node: "a")
+                try realm.enableSync(node: "a")
+                let error = #expect(throws: Realm.Error.self) { try realm.enableSync(node: "b") }
+                #expect(error?.localizedDescription.contains("synced as node 'a'") == true)
+            }
+            // Another handle (the file stays open in this process) and the state it reads.
+            let again = try Realm(configuration: config)
+            #expect(try again.syncState()?.node == "a")
+        }
+    }
+
+    @Test func objectsLinksAndListsReachAnotherFile() throws {
+        try withTemporaryDirectory { dir in
+            let a = try makeNode("a", in: dir)
+            let b = try makeNode("b", in: dir)
+            let log = SharedLog()
+            try a.write {
+                let work = SyncFolder(value: ["id": "work", "name": "Work"])
+                let first = SyncNote(value: ["id": "n1", "title": "one", "stars": 3, "folder": work, "tags": ["x", "y"]])
+                let second = SyncNote(value: ["id": "n2", "title": "two", "related": [first]])
+                a.add([first, second])
+            }
+            try log.push(a)
+            try log.pull(b)
+            #expect(contents(b) == contents(a))
+            #expect(contents(b).count == 3)
+            #expect(b.object(ofType: SyncNote.self, forPrimaryKey: "n2")?.related.first?.title == "one")
+            #expect(try b.syncState()?.cursor == 1)
+
+            // Changes, and a deletion, follow; the deleted folder's link is null on both.
+            try a.write {
+                let n1 = a.object(ofType: SyncNote.self, forPrimaryKey: "n1")!
+                n1.tags.append("z")
+                n1.body = "more"
+                a.delete(a.object(ofType: SyncFolder.self, forPrimaryKey: "work")!)
+            }
+            try log.push(a)
+            try log.pull(b)
+            #expect(contents(b) == contents(a))
+            #expect(b.object(ofType: SyncNote.self, forPrimaryKey: "n1")?.folder == nil)
+            #expect(Array(b.object(ofType: SyncNote.self, forPrimaryKey: "n1")!.tags) == ["x", "y", "z"])
+            // B's applying wrote nothing to its own outbox.
+            #expect(try b.syncOutboxCount() == 0)
+            // Both files, their sync state with them, are sound.
+            for realm in [a, b] {
+                let report = try realm.verify()
+                #expect(report.isSound, "\(report)")
+            }
+        }
+    }
+
+    @Test func eachChangeSetIsAppliedOnceAndTheFilesOwnArePassedOver() throws {
+        try withTemporaryDirectory { dir in
+            let a = try makeNode("a", in: dir)
+            let b = try makeNode("b", in: dir)
+            let log = SharedLog()
+            try a.write { a.add(SyncNote(value: ["id": "n1", "stars": 1])) }
+            try log.push(a)
+            try a.write { a.objects(SyncNote.self).first!.stars += 1 }
+            try log.push(a)
+            try log.pull(b)
+            // The same change sets again (a puller that restarted before its cursor was read).
+            try b.applySyncChanges(log.entries)
+            #expect(b.objects(SyncNote.self).first?.stars == 2)
+            #expect(try b.syncState()?.cursor == 2)
+            // A's own change sets come back to it: passed over, the cursor moves.
+            try log.pull(a)
+            #expect(try a.syncState()?.cursor == 2)
+            #expect(a.objects(SyncNote.self).first?.stars == 2)
+        }
+    }
+
+    @Test func concurrentWritesOfOneObjectMergePropertyByProperty() throws {
+        try withTemporaryDirectory { dir in
+            let a = try makeNode("a", in: dir)
+            let b = try makeNode("b", in: dir)
+            let log = SharedLog()
+            try a.write { a.add(SyncNote(value: ["id": "n1", "title": "t", "body": "b", "stars": 1])) }
+            try log.push(a)
+            try log.pull(b)
+            // Both change the note without having seen the other's change.
+            try a.write {
+                let n = a.objects(SyncNote.self).first!
+                n.title = "title from a"
+                n.stars = 10
+            }
+            try b.write {
+                let n = b.objects(SyncNote.self).first!
+                n.body = "body from b"
+                n.stars = 20
+            }
+            try log.push(a)
+            try log.push(b)
+            try log.pull(a)
+            try log.pull(b)
+            #expect(contents(a) == contents(b))
+            let n = try #require(a.objects(SyncNote.self).first)
+            // Properties only one wrote keep that write; the one both wrote takes the later.
+            #expect(n.title == "title from a")
+            #expect(n.body == "body from b")
+            let aStamp = try SyncChangeSet(decoding: log.entries[1].changes).clock
+            let bStamp = try SyncChangeSet(decoding: log.entries[2].changes).clock
+            #expect(n.stars == (SyncStamp(clock: aStamp, node: "a") > SyncStamp(clock: bStamp, node: "b") ? 10 : 20))
+        }
+    }
+
+    @Test func aWriteMadeAfterSeeingAnotherWinsOverIt() throws {
+        try withTemporaryDirectory { dir in
+            let a = try makeNode("a", in: dir)
+            let b = try makeNode("b", in: dir)
+            let log = SharedLog()
+            try a.write { a.add(SyncNote(value: ["id": "n1", "title": "a's"])) }
+            try log.push(a)
+            try log.pull(b)
+            try b.write { b.objects(SyncNote.self).first!.title = "b's, after a's" }
+            try log.push(b)
+            try log.pull(a)
+            #expect(a.objects(SyncNote.self).first?.title == "b's, after a's")
+        }
+    }
+
+    @Test func aDeleteWinsOverAConcurrentUpdate() throws {
+        try withTemporaryDirectory { dir in
+            let a = try makeNode("a", in: dir)
+            let b = try makeNode("b", in: dir)
+            let log = SharedLog()
+            try a.write { a.add(SyncNote(value: ["id": "n1", "title": "t"])) }
+            try log.push(a)
+            try log.pull(b)
+            try b.write { b.objects(SyncNote.self).first!.title = "updated by b" }
+            try a.write { a.delete(a.objects(SyncNote.self).first!) }
+            // Whatever the order: b's update first, then a's delete, in the log.
+            try log.push(b)
+            try log.push(a)
+            try log.pull(a)
+            try log.pull(b)
+            #expect(a.objects(SyncNote.self).isEmpty)
+            #expect(b.objects(SyncNote.self).isEmpty)
+        }
+    }
+
+    @Test func aLinkToAnObjectDeletedElsewhereIsNull() throws {
+        try withTemporaryDirectory { dir in
+            let a = try makeNode("a", in: dir)
+            let b = try makeNode("b", in: dir)
+            let log = SharedLog()
+            try a.write {
+                a.add(SyncFolder(value: ["id": "f", "name": "F"]))
+                a.add(SyncNote(value: ["id": "n1"]))
+            }
+            try log.push(a)
+            try log.pull(b)
+            // A links the note to the folder while B deletes the folder.
+            try a.write { a.objects(SyncNote.self).first!.folder = a.objects(SyncFolder.self).first }
+            try b.write { b.delete(b.objects(SyncFolder.self).first!) }
+            try log.push(b)
+            try log.push(a)
+            try log.pull(a)
+            try log.pull(b)
+            #expect(contents(a) == contents(b))
+            #expect(a.objects(SyncNote.self).first?.folder == nil)
+        }
+    }
+
+    @Test func aChangeSetOfAnUnknownClassIsRefusedAndNothingIsApplied() throws {
+        try withTemporaryDirectory { dir in
+            let a = try makeNode("a", in: dir)
+            let b = try makeNode("b", in: dir)
+            try a.write { a.add(SyncFolder(value: ["id": "f"])) }
+            let known = try #require(try a.syncOutbox(after: 0, limit: 1).first).changes
+            let unknown = SyncChangeSet(clock: 2 << 16, schemaVersion: 0, changes: [SyncChange(kind: .insert, className: "Elsewhere", key: [1])])
+            let error = #expect(throws: Realm.Error.self) {
+                try b.applySyncChanges([
+                    SyncIncoming(sequence: 1, node: "a", changes: known),
+                    SyncIncoming(sequence: 2, node: "a", changes: unknown.encoded()),
+                ])
+            }
+            #expect(error?.code == .schemaMismatch)
+            #expect(error?.localizedDescription.contains("'Elsewhere'") == true)
+            #expect(try b.syncState()?.cursor == 0)
+            #expect(b.objects(SyncFolder.self).isEmpty)
+
+            let newer = SyncChangeSet(clock: 3 << 16, schemaVersion: 7, changes: [])
+            let refused = #expect(throws: Realm.Error.self) {
+                try b.applySyncChanges([SyncIncoming(sequence: 1, node: "a", changes: newer.encoded())])
+            }
+            #expect(refused?.code == .schemaMismatch)
+            #expect(refused?.localizedDescription.contains("schema version 7") == true)
+
+            // A key no object can have is the change set's fault, said as such.
+            let badKey = SyncChangeSet(clock: 4 << 16, schemaVersion: 0, changes: [SyncChange(kind: .delete, className: "SyncFolder", key: [])])
+            let bad = #expect(throws: Realm.Error.self) {
+                try b.applySyncChanges([SyncIncoming(sequence: 1, node: "a", changes: badKey.encoded())])
+            }
+            #expect(bad?.code == .invalidValue)
+            #expect(bad?.localizedDescription.contains("key of 0 bytes") == true)
+        }
+    }
+
+    @Test func malformedChangeSetBytesAreRefused() throws {
+        let set = SyncChangeSet(
+            clock: 42, schemaVersion: 3,
+            changes: [
+                SyncChange(
+                    kind: .update, className: "C", key: [1, 2],
+                    values: [
+                        SyncValue(property: "p", type: "int", field: .value([1, 0, 0, 0, 0, 0, 0, 0])),
+                        SyncValue(property: "q", type: "string", field: .null),
+                        SyncValue(property: "l", type: "string", field: .elements([[65], nil])),
+                    ])
+            ])
+        let bytes = set.encoded()
+        #expect(try SyncChangeSet(decoding: bytes) == set)
+        for cut in 0..<bytes.count {
+            #expect(throws: SyncBytes.Malformed.self) { try SyncChangeSet(decoding: Array(bytes[..<cut])) }
+        }
+        #expect(throws: SyncBytes.Malformed.self) { try SyncChangeSet(decoding: bytes + [0]) }
+    }
+}
+
+/// Random writes on three files, pushed and pulled in random order: once every change set has
+/// reached every file, the files hold the same objects. Seeded, so a failure names its seed.
+@Suite struct SyncConvergenceTests {
+    @Test(arguments: 0..<16) func threeNodesConvergeWhateverTheOrder(seed: UInt64) throws {
+        try withTemporaryDirectory { dir in
+            var random = SeededGenerator(state: seed)
+            let nodes = try ["a", "b", "c"].map { try makeNode($0, in: dir) }
+            let log = SharedLog()
+            let ids = ["n0", "n1", "n2", "n3"]
+            let folders = ["f0", "f1"]
+            for _ in 0..<40 {
+                let realm = nodes.randomElement(using: &random)!
+                let note = ids.randomElement(using: &random)!
+                let existing = realm.object(ofType: SyncNote.self, forPrimaryKey: note)
+                let word = ["red", "green", "blue"].randomElement(using: &random)!
+                switch Int.random(in: 0..<10, using: &random) {
+                case 0:
+                    try log.push(realm)
+                case 1:
+                    try log.pull(realm)
+                case 2:
+                    try realm.write {
+                        if let existing { realm.delete(existing) } else { realm.add(SyncNote(value: ["id": note, "title": word])) }
+                    }
+                case 3:
+                    let folder = folders.randomElement(using: &random)!
+                    try realm.write {
+                        if let f = realm.object(ofType: SyncFolder.self, forPrimaryKey: folder) {
+                            if Bool.random(using: &random) { realm.delete(f) } else { f.name = word }
+                        } else {
+                            realm.add(SyncFolder(value: ["id": folder, "name": word]))
+                        }
+                    }
+                case 4:
+                    guard let existing else { continue }
+                    let folder = realm.object(ofType: SyncFolder.self, forPrimaryKey: folders.randomElement(using: &random)!)
+                    try realm.write { existing.folder = folder }
+                case 5:
+                    guard let existing else { continue }
+                    try realm.write { existing.tags.append(word) }
+                case 6:
+                    guard let existing, let other = realm.object(ofType: SyncNote.self, forPrimaryKey: ids.randomElement(using: &random)!) else {
+                        continue
+                    }
+                    try realm.write { existing.related.append(other) }
+                default:
+                    guard let existing else { continue }
+                    let stars = Int.random(in: 0..<5, using: &random)
+                    try realm.write {
+                        if Bool.random(using: &random) { existing.title = word } else { existing.body = word }
+                        existing.stars = stars
+                    }
+                }
+            }
+            for realm in nodes { try log.push(realm) }
+            for realm in nodes { try log.pull(realm) }
+            let expected = contents(nodes[0])
+            for realm in nodes.dropFirst() {
+                #expect(contents(realm) == expected, "seed \(seed)")
+            }
+        }
+    }
+}
