@@ -1,5 +1,5 @@
 # LMDBRealm: `make run` runs the ArticleCache example on its bundled sample, `make test` runs the tests
-# and the benchmark suite's quick run, `make bench` the benchmark suite.
+# (the NotesServer example's too), `make bench` the benchmark suite.
 # Every target installs LMDB's development files first when they are missing.
 
 SWIFT ?= swift
@@ -41,15 +41,25 @@ build: deps
 run: deps
 	$(SWIFT) run ArticleCache fetch
 
-# The layer check, the tests (beside them the benchmark suite's quick run as a smoke test, no
-# timing checked, and the NotesServer example's build), then the NotesServer example's tests.
+# The layer check, the tests (beside them the NotesServer example's build), then the NotesServer
+# example's tests.
 test: deps postgres-deps check-layers
 	$(SWIFT) build --build-tests
-	$(MAKE) -j2 test-run bench-quick notes-server-build
-	$(SWIFT) test --skip-build --package-path Examples/NotesServer
+	$(MAKE) -j2 test-run notes-server-build
+	@$(call timed-tests,$(SWIFT) test --skip-build --package-path Examples/NotesServer,.build/notes-server-tests.log)
 
 test-run:
-	$(SWIFT) test --skip-build
+	@$(call timed-tests,$(SWIFT) test --skip-build,.build/test-run.log)
+
+# A test run stopped if it has not ended after TEST_TIME_LIMIT seconds (the suite takes one to
+# three minutes), so that a test that hangs fails the run at once with the names of the tests
+# still running (Scripts/unfinished-tests.sh) instead of holding it to CI's own limit. The
+# output is line-buffered, so that what a stopped run printed is all in its log ($(2)).
+TEST_TIME_LIMIT ?= 900
+timed-tests = mkdir -p $(dir $(2)); set -o pipefail; timeout -k 30 $(TEST_TIME_LIMIT) stdbuf -oL -eL $(1) 2>&1 | tee $(2); status=$$?; \
+	if [ $$status = 124 ] || [ $$status = 137 ]; then \
+		echo "error: the tests were stopped after $(TEST_TIME_LIMIT) s; still running:" >&2; bash Scripts/unfinished-tests.sh $(2) >&2; \
+	fi; exit $$status
 
 # Imports that cross a layer (only LMDBKit imports CLMDB, only LMDBRealm's Storage/ imports
 # LMDBKit) fail the build of the tests.
@@ -61,7 +71,7 @@ check-layers:
 # own in .build/tsan, without the Sync trait (LMDBRealmSync and postgres-nio are left out; the
 # sync tests run in `make test`).
 THREAD_SANITIZED_TESTS = HandOverTests|ObjectStreamTests|NotificationTests|ActorTests|RandomizedChangeSetTests|ConcurrencyTests|ListStreamTests|RealmStoreTests|ReaderLimitTests|AsyncWriteTests|AsyncTransactionTests|HandleCacheTests|ManySubscribersTests|StreamBufferingTests|ThreadSafeTests|WriteTests|SnapshotTests|ProcessTests|ListTests|MutableSetTests|MapOfObjectsTests|ObjectIdentityTests|CompoundIndexTests|TransactionTests|ResourceTests
-THREAD_SANITIZED_RUN = TSAN_OPTIONS="halt_on_error=1 exitcode=66" $(SWIFT) test --skip-build --sanitize=thread \
+THREAD_SANITIZED_RUN = env TSAN_OPTIONS="halt_on_error=1 exitcode=66" $(SWIFT) test --skip-build --sanitize=thread \
 	--disable-default-traits --scratch-path .build/tsan --filter '$(THREAD_SANITIZED_TESTS)'
 test-thread-sanitizer: thread-sanitizer-build
 	$(THREAD_SANITIZED_RUN)
@@ -94,18 +104,22 @@ reliability-battery:
 	$(BATTERY) report --trials 200 --stride 5 --corruptions 500 --soak 30 > $(LOGS)/battery.log 2>&1 || { tail -60 $(LOGS)/battery.log; exit 1; }
 	@sed -n '/^Reliability/,$$p' $(LOGS)/battery.log
 
-# What a failed run recorded (each issue with the lines after it), then the log's end.
-show-failure = grep -E -A8 "recorded an issue|ERROR: (Address|Thread)Sanitizer|WARNING: ThreadSanitizer" $(1) | head -120; echo ...; tail -40 $(1)
+# What a failed run recorded (each issue with the lines after it), the tests still running if
+# it was stopped at its time limit (SANITIZED_TIME_LIMIT seconds; the runs take two to four
+# minutes), then the log's end.
+SANITIZED_TIME_LIMIT ?= 1200
+show-failure = grep -E -A8 "recorded an issue|ERROR: (Address|Thread)Sanitizer|WARNING: ThreadSanitizer" $(1) | head -120; \
+	echo "tests not ended:"; bash Scripts/unfinished-tests.sh $(1); echo ...; tail -40 $(1)
 
 # The three sanitized builds run two at a time, beside the runs (which run one at a time:
 # AddressSanitizer's, ThreadSanitizer's, then the fuzzing), each build's and run's output in
 # $(LOGS), its end printed if it fails.
 reliability-address-sanitizer: address-sanitizer-build
-	$(ADDRESS_SANITIZED_RUN) > $(LOGS)/address-sanitizer.log 2>&1 || { $(call show-failure,$(LOGS)/address-sanitizer.log); exit 1; }
+	timeout -k 30 $(SANITIZED_TIME_LIMIT) stdbuf -oL -eL $(ADDRESS_SANITIZED_RUN) > $(LOGS)/address-sanitizer.log 2>&1 || { $(call show-failure,$(LOGS)/address-sanitizer.log); exit 1; }
 	@grep -E "Test run with" $(LOGS)/address-sanitizer.log
 
 reliability-thread-sanitizer: thread-sanitizer-build | reliability-address-sanitizer
-	$(THREAD_SANITIZED_RUN) > $(LOGS)/thread-sanitizer.log 2>&1 || { $(call show-failure,$(LOGS)/thread-sanitizer.log); exit 1; }
+	timeout -k 30 $(SANITIZED_TIME_LIMIT) stdbuf -oL -eL $(THREAD_SANITIZED_RUN) > $(LOGS)/thread-sanitizer.log 2>&1 || { $(call show-failure,$(LOGS)/thread-sanitizer.log); exit 1; }
 	@grep -E "Test run with" $(LOGS)/thread-sanitizer.log
 
 reliability-fuzz: fuzz-build | reliability-thread-sanitizer
@@ -162,7 +176,7 @@ fuzz-run:
 
 # The whole test suite under AddressSanitizer (a build of its own in .build/asan, without the
 # Sync trait, as ThreadSanitizer's); any report fails the run.
-ADDRESS_SANITIZED_RUN = ASAN_OPTIONS="detect_leaks=0 halt_on_error=1" $(SWIFT) test --skip-build --sanitize=address --disable-default-traits \
+ADDRESS_SANITIZED_RUN = env ASAN_OPTIONS="detect_leaks=0 halt_on_error=1" $(SWIFT) test --skip-build --sanitize=address --disable-default-traits \
 	--scratch-path .build/asan
 test-address-sanitizer: address-sanitizer-build
 	$(ADDRESS_SANITIZED_RUN)

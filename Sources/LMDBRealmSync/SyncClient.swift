@@ -69,11 +69,11 @@
         private let postgres: Postgres
         private let state = Mutex(ClientState())
         /// Warnings only: a lost connection is said once (then the status tells), not at each retry.
-    private let logger: Logger = {
-        var logger = Logger(label: "LMDBRealmSync")
-        logger.logLevel = .warning
-        return logger
-    }()
+        private let logger: Logger = {
+            var logger = Logger(label: "LMDBRealmSync")
+            logger.logLevel = .warning
+            return logger
+        }()
 
         /// The table of the shared log and the channel its new rows are announced on.
         static let table = "lmdbrealm_changes"
@@ -107,36 +107,46 @@
         }
 
         /// Sends local change sets and applies other nodes' until the task is cancelled; it
-        /// reconnects after failures, backing off up to two seconds.
+        /// reconnects after failures, backing off up to two seconds. Once its task is cancelled,
+        /// `run()` returns at its next step (a change set being sent or applied is finished), and
+        /// within two seconds whatever the connection waits for: a connection that does not answer
+        /// by then is closed.
         public func run() async throws {
-            let client = PostgresClient(
-                configuration: .init(
-                    host: postgres.host, port: postgres.port, username: postgres.username, password: postgres.password,
-                    database: postgres.database, tls: .disable),
-                backgroundLogger: logger)
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { await client.run() }
-                group.addTask { await self.syncUntilCancelled(client) }
-                await group.next()
-                group.cancelAll()
-            }
-            try Task.checkCancellation()
-        }
-
-        private func syncUntilCancelled(_ client: PostgresClient) async {
+            let configuration = PostgresConnection.Configuration(
+                host: postgres.host, port: postgres.port, username: postgres.username, password: postgres.password,
+                database: postgres.database, tls: .disable)
             var backoff: Duration = .milliseconds(50)
             var offlineSince: Date?
+            var connectionID = 0
             while !Task.isCancelled {
                 if offlineSince == nil { setStatus(.connecting) }
                 do {
-                    try await client.withConnection { connection in
-                        try await self.createLog(connection)
-                        offlineSince = nil
-                        backoff = .milliseconds(50)
-                        try await self.session(connection)
+                    connectionID += 1
+                    let connection = try await PostgresConnection.connect(configuration: configuration, id: connectionID, logger: logger)
+                    var failure: (any Error)?
+                    do {
+                        try await withTaskCancellationHandler {
+                            try await self.createLog(connection)
+                            offlineSince = nil
+                            backoff = .milliseconds(50)
+                            try await self.session(connection)
+                        } onCancel: {
+                            // The session stops at its next step (each checks for cancellation
+                            // before it sends a query). What a connection that no longer answers
+                            // would hold up, closing it fails, after a grace period that lets
+                            // an exchange in progress end.
+                            Task {
+                                try? await Task.sleep(for: .seconds(2))
+                                try? await connection.close()
+                            }
+                        }
+                    } catch {
+                        failure = error
                     }
+                    try? await connection.close()
+                    if let failure { throw failure }
                 } catch {
-                    if Task.isCancelled { return }
+                    if Task.isCancelled { break }
                     if offlineSince == nil { logger.warning("sync of node '\(node)' interrupted: \(String(reflecting: error))") }
                     let since = offlineSince ?? Date()
                     offlineSince = since
@@ -145,6 +155,7 @@
                     backoff = min(backoff * 2, .seconds(2))
                 }
             }
+            try Task.checkCancellation()
         }
 
         /// Makes the shared log's table if the database has none (one node at a time: two
@@ -193,6 +204,7 @@
 
         /// Sends the outbox, then applies what the shared log holds after the file's cursor.
         private func exchange(_ connection: PostgresConnection) async throws {
+            try Task.checkCancellation()
             try await push(connection)
             if case .refused = status {} else { try await pull(connection) }
             let lag = try await file.perform { try $0.syncOutboxCount() }
@@ -209,6 +221,7 @@
             while true {
                 let entries = try await file.perform { try $0.syncOutbox(after: 0, limit: 500) }
                 guard let last = entries.last else { return }
+                try Task.checkCancellation()
                 let node = self.node
                 try await connection.withTransaction(logger: logger) { connection in
                     // One pusher at a time: each takes its sequence numbers and commits before the
@@ -233,6 +246,7 @@
         private func pull(_ connection: PostgresConnection) async throws {
             while true {
                 let cursor = try await file.perform { try $0.syncState()?.cursor ?? 0 }
+                try Task.checkCancellation()
                 let rows = try await connection.query(
                     "SELECT sequence, node, changes FROM lmdbrealm_changes WHERE sequence > \(cursor) ORDER BY sequence LIMIT 1000",
                     logger: logger)

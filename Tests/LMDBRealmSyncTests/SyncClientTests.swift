@@ -30,9 +30,27 @@
             task = Task { try await client.run() }
         }
 
-        func stop() async {
+        /// Cancels the client's `run()` and waits for it to return (false if it has not after
+        /// `timeout`; the test then fails instead of waiting for ever).
+        @discardableResult
+        func stop(timeout: Duration = .seconds(15)) async -> Bool {
             task.cancel()
-            _ = await task.result
+            let task = task
+            let ended = await withTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    _ = await task.result
+                    return true
+                }
+                group.addTask {
+                    try? await Task.sleep(for: timeout)
+                    return false
+                }
+                let first = await group.next() ?? false
+                group.cancelAll()
+                return first
+            }
+            #expect(ended, "the client's run() did not return within \(timeout) of its cancellation")
+            return ended
         }
 
         /// Runs `body` in a write to the node's file, on a thread of its own.
@@ -139,6 +157,24 @@
                 #expect(seen == ["n1 offline 0 []", "n2 offline 0 []", "n3 offline 0 []"])
                 await a.stop()
                 await b.stop()
+            }
+        }
+
+        @Test func cancellingRunEndsItWhilePostgresIsDownOrBack() async throws {
+            let server = try await onNewThread { try PostgresServer.start() }
+            defer { server.stop() }
+            try await withTemporaryDirectory { dir in
+                let a = try await Node("a", in: dir, server: server)
+                #expect(await waitForStatus(a.client) { $0 == .syncing(lag: 0) })
+                server.kill()
+                let b = try await Node("b", in: dir, server: server)
+                #expect(await waitForStatus(a.client) { if case .offline = $0 { true } else { false } })
+                #expect(await waitForStatus(b.client) { if case .offline = $0 { true } else { false } })
+                // Cancelled while it waits to reconnect, and while it is connected again.
+                await b.stop()
+                try await onNewThread { try server.restart() }
+                #expect(await waitForStatus(a.client) { $0 == .syncing(lag: 0) })
+                await a.stop()
             }
         }
 
