@@ -112,9 +112,11 @@
         /// within two seconds whatever the connection waits for: a connection that does not answer
         /// by then is closed.
         public func run() async throws {
-            let configuration = PostgresConnection.Configuration(
+            var configuration = PostgresConnection.Configuration(
                 host: postgres.host, port: postgres.port, username: postgres.username, password: postgres.password,
                 database: postgres.database, tls: .disable)
+            // What `pg_stat_activity` shows of the connection.
+            configuration.options.additionalStartupParameters = [("application_name", "lmdbrealm-sync \(node)")]
             var backoff: Duration = .milliseconds(50)
             var offlineSince: Date?
             var connectionID = 0

@@ -178,6 +178,71 @@
             }
         }
 
+        @Test func nodesCutOffFromPostgresSendAndReceiveWhenTheLinkHeals() async throws {
+            let server = try await onNewThread { try PostgresServer.start() }
+            defer { server.stop() }
+            try await withTemporaryDirectory { dir in
+                let a = try await Node("a", in: dir, server: server)
+                let b = try await Node("b", in: dir, server: server)
+                try await a.write { $0.add(SyncedNote(value: ["id": "before", "title": "a"])) }
+                #expect(try await b.notes { $0.count == 1 } != nil)
+                #expect(try server.psql("SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'lmdbrealm-sync %'") == "2")
+                // The partition: PostgreSQL goes on running, but the nodes' sessions are ended and
+                // their role may not log in again.
+                try server.psql(
+                    """
+                    ALTER ROLE \(server.username) NOLOGIN;
+                    SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE usename = '\(server.username)'
+                    """, asSuperuser: true)
+                #expect(await waitForStatus(a.client) { if case .offline = $0 { true } else { false } })
+                #expect(await waitForStatus(b.client) { if case .offline = $0 { true } else { false } })
+                try await a.write { $0.add(SyncedNote(value: ["id": "during", "title": "a"])) }
+                try await b.write { realm in
+                    realm.add(SyncedNote(value: ["id": "during-b", "title": "b"]))
+                    realm.objects(SyncedNote.self).filter("id == 'before'").first?.stars = 7
+                }
+                #expect(try server.psql("SELECT count(*) FROM lmdbrealm_changes", asSuperuser: true) == "1")
+                try server.psql("ALTER ROLE \(server.username) LOGIN", asSuperuser: true)
+                let expected = ["before a 7 []", "during a 0 []", "during-b b 0 []"]
+                #expect(try await a.notes { $0 == expected } == expected)
+                #expect(try await b.notes { $0 == expected } == expected)
+                await a.stop()
+                await b.stop()
+            }
+        }
+
+        @Test func aNodeThatMissedTenThousandCommitsCatchesUp() async throws {
+            let server = try await onNewThread { try PostgresServer.start() }
+            defer { server.stop() }
+            try await withTemporaryDirectory { dir in
+                let a = try await Node("a", in: dir, server: server)
+                let configuration = a.configuration
+                // 10,000 commits: a thousand notes created, then changed nine times each.
+                try await onNewThread {
+                    let realm = try Realm(configuration: configuration)
+                    for i in 0..<10_000 {
+                        try realm.write {
+                            realm.create(SyncedNote.self, value: ["id": "n\(i % 1000)", "title": "a", "stars": i], update: .modified)
+                        }
+                    }
+                }
+                #expect(await waitForStatus(a.client, timeout: .seconds(120)) { $0 == .syncing(lag: 0) })
+                #expect(try server.psql("SELECT count(*) FROM lmdbrealm_changes") == "10000")
+                let last = Int64(try server.psql("SELECT max(sequence) FROM lmdbrealm_changes")) ?? 0
+                // A node that starts now applies the whole log.
+                let b = try await Node("b", in: dir, server: server)
+                let caughtUp = try await b.notes(timeout: 120) { _ in
+                    (try? Realm(configuration: b.configuration).syncState()?.cursor) == last
+                }
+                let expected = try await onNewThread { noteLines(try Realm(configuration: configuration)) }
+                #expect(expected.count == 1000)
+                #expect(expected.contains("n999 a 9999 []"))
+                #expect(caughtUp == expected)
+                await a.stop()
+                await b.stop()
+            }
+        }
+
         @Test func threeNodesWritingTheSameObjectsConverge() async throws {
             let server = try await onNewThread { try PostgresServer.start() }
             defer { server.stop() }

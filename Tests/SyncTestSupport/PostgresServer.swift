@@ -1,6 +1,7 @@
 public import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A PostgreSQL server of its own for a test: initdb in a new temporary directory, started with
@@ -324,14 +325,14 @@ public final class PostgresServer: @unchecked Sendable {
     // MARK: SQL
 
     /// Runs `sql` (one statement or several, separated by semicolons) with the psql client,
-    /// over TCP as `username` with its password, in `database`; stops at the first error and
-    /// throws it.
+    /// over TCP as `username` with its password (or, `asSuperuser`, over the server's Unix
+    /// socket as `postgres`), in `database`; stops at the first error and throws it.
     ///
     /// Returns what the statements printed, with psql's `-A -t -q`: rows only, one a line,
     /// columns separated by `|`, no headers and no command tags, and without the last newline:
     /// `select 1` returns "1", `select 1, 'a'` returns "1|a", an insert returns "".
     @discardableResult
-    public func psql(_ sql: String) throws -> String {
+    public func psql(_ sql: String, asSuperuser: Bool = false) throws -> String {
         lock.lock()
         let removed = state == .removed
         lock.unlock()
@@ -345,10 +346,8 @@ public final class PostgresServer: @unchecked Sendable {
             throw PostgresServerError("psql(): could not write the script \(script.path): \(error)")
         }
         defer { try? FileManager.default.removeItem(at: script) }
-        let arguments = [
-            "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1",
-            "-h", host, "-p", String(port), "-U", username, "-d", database, "-f", "-",
-        ]
+        let client = asSuperuser ? ["-h", temporaryDirectory.path, "-U", "postgres"] : ["-h", host, "-U", username]
+        let arguments = ["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1"] + client + ["-p", String(port), "-d", database, "-f", "-"]
         let output = try Command.runChecked(
             (tools.url(of: "psql"), arguments), in: temporaryDirectory,
             environment: Command.environment(password: password), input: script)
@@ -747,9 +746,10 @@ private enum Command {
     /// Makes the child close every descriptor but 0, 1 and 2: in one step with glibc 2.34's
     /// `posix_spawn_file_actions_addclosefrom_np`, or else each one open now.
     private static func addCloseOthers(to actions: inout posix_spawn_file_actions_t) throws {
-        typealias AddCloseFrom = @convention(c) (
-            UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32
-        ) -> Int32
+        typealias AddCloseFrom =
+            @convention(c) (
+                UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32
+            ) -> Int32
         if let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") {
             let addCloseFrom = unsafeBitCast(symbol, to: AddCloseFrom.self)
             let code = addCloseFrom(&actions, 3)
@@ -772,9 +772,10 @@ private enum Command {
     private static func addChangeDirectory(
         to directory: URL, in actions: inout posix_spawn_file_actions_t
     ) throws {
-        typealias AddChangeDirectory = @convention(c) (
-            UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>
-        ) -> Int32
+        typealias AddChangeDirectory =
+            @convention(c) (
+                UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>
+            ) -> Int32
         guard let symbol = dlsym(nil, "posix_spawn_file_actions_addchdir_np") else {
             throw PostgresServerError(
                 "this C library has no posix_spawn_file_actions_addchdir_np (glibc 2.29)")
