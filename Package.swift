@@ -85,6 +85,8 @@ let package = Package(
             name: "ArticleCache",
             dependencies: [
                 "ArticleCacheKit",
+                // `watch --sync` (with the Sync trait).
+                "LMDBRealmSync",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Examples/ArticleCache/Sources/ArticleCache",
@@ -130,7 +132,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LMDBRealmSyncTests",
-            dependencies: ["LMDBRealmSync", "LMDBRealm", "SyncTestSupport", "TestSupport"],
+            dependencies: ["LMDBRealmSync", "LMDBRealm", "SyncTestSupport", "TestSupport", "ArticleCache"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -117,7 +117,11 @@ struct List: AsyncParsableCommand {
 struct Watch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print changes to the cache as another process fetches, until interrupted.",
-        discussion: "Lines start with + (added), - (removed) or ~ (changed)."
+        discussion: """
+            Lines start with + (added), - (removed) or ~ (changed). With --sync, the cache is kept \
+            in step with other caches through PostgreSQL meanwhile: another machine's fetch is \
+            printed too.
+            """
     )
 
     @OptionGroup var options: StoreOptions
@@ -125,12 +129,23 @@ struct Watch: AsyncParsableCommand {
     @Option(help: "Stop after this many batches of changes.")
     var batches: Int?
 
+    #if Sync
+        @OptionGroup var sync: SyncOptions
+    #endif
+
     func run() async throws {
+        #if Sync
+            let syncing = try await sync.start(options.store.configuration)
+            defer { syncing?.cancel() }
+        #endif
         let watcher = ArticleWatcher(store: options.store)
         let limit = batches
-        FileHandle.standardError.write(Data("Watching \(options.database) (Ctrl-C to stop)\n".utf8))
+        let database = options.database
         var seen = 0
-        try await watcher.run { changes in
+        try await watcher.run {
+            // Once the articles that later changes are compared with are read.
+            FileHandle.standardError.write(Data("Watching \(database) (Ctrl-C to stop)\n".utf8))
+        } _: { changes in
             // Written straight to the descriptor: a pipe sees each batch as it happens.
             FileHandle.standardOutput.write(Data(changes.map { "\($0)\n" }.joined().utf8))
             seen += 1
