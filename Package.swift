@@ -132,7 +132,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LMDBRealmSyncTests",
-            dependencies: ["LMDBRealmSync", "LMDBRealm", "SyncTestSupport", "TestSupport", "ArticleCache"],
+            dependencies: ["LMDBRealmSync", "LMDBRealm", "SyncTestSupport", "TestSupport", "ArticleCache", "ArticleCacheKit"],
             swiftSettings: strict
         ),
         .testTarget(

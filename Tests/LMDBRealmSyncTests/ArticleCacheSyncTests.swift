@@ -1,5 +1,8 @@
 #if Sync
+    import ArticleCacheKit
     import Foundation
+    import LMDBRealm
+    import LMDBRealmSync
     import SyncTestSupport
     import TestSupport
     import Testing
@@ -96,6 +99,73 @@
                     #expect(added[0].count == 10)
                     #expect(added[1] == added[0])
                 }
+            }
+        }
+
+        /// A node's process killed (SIGKILL) at random instants while it sends 2,000 commits: the
+        /// log gets each commit exactly once, in order, and another node applies them all.
+        @Test func aNodeKilledWhileSendingLosesNothingAndSendsNothingTwice() async throws {
+            let server = try await onNewThread { try PostgresServer.start() }
+            defer { server.stop() }
+            try await withTemporaryDirectory { dir in
+                let url = "postgres://\(server.username):\(server.password)@\(server.host):\(server.port)/\(server.database)"
+                let postgres = SyncClient.Postgres(
+                    host: server.host, port: server.port, username: server.username, password: server.password, database: server.database)
+                let tool = builtExecutable(named: "ArticleCache")
+                let a = ArticleStore(fileURL: dir.appendingPathComponent("a.realm"))
+                // Synced from the start, but no client runs: the commits wait in the outbox.
+                _ = try await SyncClient(realm: a.configuration, postgres: postgres, node: "a")
+                let fetched = try run(tool, ["fetch", "--database", a.fileURL.path])
+                #expect(fetched.status == 0, "\(fetched.output)")
+                let commits = 2_000
+                try await onNewThread {
+                    let realm = try Realm(configuration: a.configuration)
+                    let articles = realm.objects(Article.self).sorted(byKeyPath: "id")
+                    for i in 0..<commits {
+                        try realm.write { articles[i % articles.count].headline = "edit \(i)" }
+                    }
+                }
+                let total = commits + 1
+                let sentAtKills = try await onNewThread {
+                    var sentAtKills: [Int] = []
+                    for trial in 0..<6 {
+                        let watcher = try RunningProcess(tool, ["watch", "--database", a.fileURL.path, "--sync", url, "--node", "a"])
+                        #expect(watcher.wait(for: "sync (node a): connecting"), "\(watcher.output)")
+                        // A random instant of the first seconds, while it connects and sends.
+                        Thread.sleep(forTimeInterval: Double.random(in: 0...0.3) * Double(trial + 1))
+                        kill(watcher.process.processIdentifier, SIGKILL)
+                        #expect(watcher.waitForExit())
+                        sentAtKills.append(Int(try server.psql("SELECT count(*) FROM lmdbrealm_changes")) ?? -1)
+                    }
+                    return sentAtKills
+                }
+                // Sent to the end by a client that is not killed.
+                let client = try await SyncClient(realm: a.configuration, postgres: postgres, node: "a")
+                let running = Task { try await client.run() }
+                #expect(await waitForStatus(client, timeout: .seconds(120)) { $0 == .syncing(lag: 0) }, "sent at the kills: \(sentAtKills)")
+                running.cancel()
+                _ = await running.result
+                // Each local sequence once, none missing, in the log's order.
+                #expect(
+                    try server.psql(
+                        """
+                        SELECT count(*), count(DISTINCT local_sequence), min(local_sequence), max(local_sequence),
+                               bool_and(in_order) FROM (SELECT local_sequence,
+                               local_sequence > coalesce(lag(local_sequence) OVER (ORDER BY sequence), 0) AS in_order
+                               FROM lmdbrealm_changes WHERE node = 'a') AS sent
+                        """) == "\(total)|\(total)|1|\(total)|t", "sent at the kills: \(sentAtKills)")
+                // Another node applies the whole log and holds what a holds.
+                let b = ArticleStore(fileURL: dir.appendingPathComponent("b.realm"))
+                let other = try await SyncClient(realm: b.configuration, postgres: postgres, node: "b")
+                let applying = Task { try await other.run() }
+                #expect(await waitForStatus(other, timeout: .seconds(120)) { $0 == .syncing(lag: 0) })
+                applying.cancel()
+                _ = await applying.result
+                let headlines = { @Sendable (store: ArticleStore) in try store.articles().map(\.headline).sorted() }
+                let (mine, theirs) = try await onNewThread { (try headlines(a), try headlines(b)) }
+                #expect(mine.count == 10)
+                #expect(mine.contains("edit \(commits - 1)"))
+                #expect(theirs == mine)
             }
         }
     }

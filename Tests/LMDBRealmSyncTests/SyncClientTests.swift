@@ -98,7 +98,7 @@
     }
 
     /// Waits until `client` reports a status for which `matches` holds (false after `timeout`).
-    private func waitForStatus(_ client: SyncClient, timeout: Duration = .seconds(30), _ matches: @escaping @Sendable (SyncClient.Status) -> Bool)
+    func waitForStatus(_ client: SyncClient, timeout: Duration = .seconds(30), _ matches: @escaping @Sendable (SyncClient.Status) -> Bool)
         async -> Bool
     {
         await withTaskGroup(of: Bool.self) { group in
