@@ -5,7 +5,7 @@
 SWIFT ?= swift
 SHELL := /bin/bash
 
-.PHONY: run test test-run reliability-battery postgres-deps check-layers test-thread-sanitizer deps build bench bench-quick test-notes-server notes-load clean \
+.PHONY: run test test-run reliability-battery postgres-deps check-layers test-thread-sanitizer deps build bench bench-quick bench-sync test-notes-server notes-load clean \
 	reliability test-crash test-faults test-corruption soak test-full-disk fuzz test-address-sanitizer \
 	notes-server-build thread-sanitizer-build address-sanitizer-build fuzz-build fuzz-run reliability-address-sanitizer \
 	reliability-thread-sanitizer reliability-fuzz
@@ -199,6 +199,14 @@ bench: deps
 # to Benchmarks/results/quick/ (not committed), leaving the full results alone.
 bench-quick: deps
 	$(SWIFT) run -c release --package-path Benchmarks LMDBRealmBenchmarks --quick
+
+# Sync's figures (Benchmarks/Sources/SyncBenchmarks): latency from a commit on one node to an
+# observer on another, synced writes per second, a new node's catch-up; against a PostgreSQL
+# server of its own (Scripts/with-postgres.sh). Writes Benchmarks/results/sync-latest.md.
+bench-sync: deps postgres-deps
+	$(SWIFT) build -c release --package-path Benchmarks --product SyncBenchmarks
+	POSTGRES_DATABASES="latency throughput catchup" bash Scripts/with-postgres.sh \
+		$$($(SWIFT) build -c release --package-path Benchmarks --show-bin-path)/SyncBenchmarks $(SYNC_BENCH_FLAGS)
 
 # The NotesServer example (Examples/NotesServer, a package of its own): its tests start the real
 # server on a free loopback port, on LMDBRealm and on SQLite through GRDB.

@@ -6,6 +6,7 @@
 //     make bench-quick    # the same with --quick (N = 10,000, 3 rounds)
 //     swift run -c release --package-path Benchmarks LMDBRealmBenchmarks --profile scan
 //                         # one LMDBRealm operation repeated in-process, for perf or callgrind
+//     make bench-sync     # SyncBenchmarks: sync's figures against a PostgreSQL server of its own
 import PackageDescription
 
 let package = Package(
@@ -26,6 +27,17 @@ let package = Package(
             swiftSettings: [
                 .enableUpcomingFeature("MemberImportVisibility"),
                 .enableUpcomingFeature("InternalImportsByDefault"),
+            ]
+        ),
+        // Sync's figures against a real PostgreSQL server (`make bench-sync`).
+        .executableTarget(
+            name: "SyncBenchmarks",
+            dependencies: [
+                .product(name: "LMDBRealm", package: "LMDBRealm"),
+                .product(name: "LMDBRealmSync", package: "LMDBRealm"),
+            ],
+            swiftSettings: [
+                .enableUpcomingFeature("MemberImportVisibility"),
             ]
         ),
     ],

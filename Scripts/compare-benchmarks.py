@@ -4,7 +4,7 @@ BEFORE and AFTER binaries run alternately, round by round, on fresh files, and e
 median rate is printed with the ratio AFTER / BEFORE (a ratio below 0.95 is a slowdown past the
 5 % budget). SQLite runs in the same rounds as a yardstick for the machine's noise.
 
-    swift build -c release --package-path Benchmarks         # in each tree
+    swift build -c release --package-path Benchmarks --product LMDBRealmBenchmarks   # in each tree
     Scripts/compare-benchmarks.py BEFORE/Benchmarks/.build/release/LMDBRealmBenchmarks \\
         Benchmarks/.build/release/LMDBRealmBenchmarks [--n 100000] [--rounds 5]
 """

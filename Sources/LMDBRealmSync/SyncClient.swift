@@ -204,11 +204,17 @@
 
         private struct ConnectionEnded: Error {}
 
-        /// Sends the outbox, then applies what the shared log holds after the file's cursor.
+        /// Sends the outbox, then applies what the shared log holds after the file's cursor; the
+        /// first write of the pull also removes what was sent from the outbox, so that an
+        /// exchange costs one write to the file.
         private func exchange(_ connection: PostgresConnection) async throws {
             try Task.checkCancellation()
-            try await push(connection)
-            if case .refused = status {} else { try await pull(connection) }
+            let sent = try await push(connection)
+            if case .refused = status {
+                if let sent { try await file.perform { try $0.removeSyncOutbox(through: sent) } }
+            } else {
+                try await pull(connection, removingOutboxThrough: sent)
+            }
             let lag = try await file.perform { try $0.syncOutboxCount() }
             state.withLock { state in
                 if case .refused = state.status { return }
@@ -216,13 +222,16 @@
             }
         }
 
-        /// Sends the outbox in commit order, 500 change sets a transaction. A change set the log
-        /// has already (sent before a failure, its removal from the outbox lost) is not added
-        /// twice: the log's unique (node, local sequence) passes over it.
-        private func push(_ connection: PostgresConnection) async throws {
+        /// Sends the outbox in commit order, 500 change sets a transaction, and returns the local
+        /// sequence of the last one sent. A change set the log has already (sent before a
+        /// failure, its removal from the outbox lost) is not added twice: the log's unique
+        /// (node, local sequence) passes over it.
+        private func push(_ connection: PostgresConnection) async throws -> UInt64? {
+            var sent: UInt64?
             while true {
-                let entries = try await file.perform { try $0.syncOutbox(after: 0, limit: 500) }
-                guard let last = entries.last else { return }
+                let after = sent ?? 0
+                let entries = try await file.perform { try $0.syncOutbox(after: after, limit: 500) }
+                guard let last = entries.last else { return sent }
                 try Task.checkCancellation()
                 let node = self.node
                 try await connection.withTransaction(logger: logger) { connection in
@@ -240,12 +249,14 @@
                     }
                     try await connection.query("SELECT pg_notify('lmdbrealm_changes', '')", logger: logger)
                 }
-                try await file.perform { try $0.removeSyncOutbox(through: last.sequence) }
+                sent = last.sequence
             }
         }
 
-        /// Applies the shared log after the file's cursor, a thousand change sets a write.
-        private func pull(_ connection: PostgresConnection) async throws {
+        /// Applies the shared log after the file's cursor, a thousand change sets a write; the
+        /// first write also removes the outbox entries up to `sent`.
+        private func pull(_ connection: PostgresConnection, removingOutboxThrough sent: UInt64?) async throws {
+            var removal = sent
             while true {
                 let cursor = try await file.perform { try $0.syncState()?.cursor ?? 0 }
                 try Task.checkCancellation()
@@ -256,15 +267,20 @@
                 for try await (sequence, node, changes) in rows.decode((Int64, String, ByteBuffer).self) {
                     incoming.append(SyncIncoming(sequence: sequence, node: node, changes: Array(changes.readableBytesView)))
                 }
-                guard !incoming.isEmpty else { return }
-                let batch = incoming
-                do {
-                    try await file.perform { try $0.applySyncChanges(batch) }
-                } catch let error as Realm.Error where error.code == .schemaMismatch {
-                    setStatus(.refused(reason: error.localizedDescription))
+                let (batch, removing) = (incoming, removal)
+                guard !batch.isEmpty else {
+                    if let removing { try await file.perform { try $0.removeSyncOutbox(through: removing) } }
                     return
                 }
-                if incoming.count < 1000 { return }
+                do {
+                    try await file.perform { try $0.applySyncChanges(batch, removingOutboxThrough: removing) }
+                } catch let error as Realm.Error where error.code == .schemaMismatch {
+                    setStatus(.refused(reason: error.localizedDescription))
+                    if let removing { try await file.perform { try $0.removeSyncOutbox(through: removing) } }
+                    return
+                }
+                removal = nil
+                if batch.count < 1000 { return }
             }
         }
 

@@ -81,17 +81,18 @@ extension Realm {
 
     /// Applies change sets of the shared log in one write that also moves the file's cursor
     /// past them: each is applied exactly once (those at or before the cursor are passed over,
-    /// as are the file's own). Observers see them as any other commit.
+    /// as are the file's own). Observers see them as any other commit. The same write removes
+    /// the outbox entries up to `sent` (the shared log has them), if given.
     /// - Throws: ``Realm/Error`` with code `schemaMismatch` when a change set needs a class,
-    ///   property or schema version this file does not have; nothing is applied then.
-    package func applySyncChanges(_ incoming: [SyncIncoming]) throws {
+    ///   property or schema version this file does not have; nothing is applied (or removed) then.
+    package func applySyncChanges(_ incoming: [SyncIncoming], removingOutboxThrough sent: UInt64? = nil) throws {
         checkThread()
         guard let store = file.sync else {
             throw Realm.Error(.fail, "The realm at '\(file.url.path)' is not synced", fileURL: file.url)
         }
         // A throw from the block rolls the write back: nothing is applied.
         do {
-            try applyingSyncChanges(incoming, store)
+            try applyingSyncChanges(incoming, removingOutboxThrough: sent, store)
         } catch let error as Realm.Error {
             throw error
         } catch {
@@ -99,10 +100,11 @@ extension Realm {
         }
     }
 
-    private func applyingSyncChanges(_ incoming: [SyncIncoming], _ store: SyncStore) throws {
+    private func applyingSyncChanges(_ incoming: [SyncIncoming], removingOutboxThrough sent: UInt64?, _ store: SyncStore) throws {
         try write {
             guard let session else { return }
             session.appliesRemoteChanges = true
+            if let sent { try session.removeOutbox(store, through: sent) }
             var state = try session.view.syncState(store, in: file)
             let schemaVersion = try file.schemaVersion(in: session.view) ?? 0
             for item in incoming where item.sequence > state.cursor {

@@ -306,6 +306,32 @@ private func contents(_ realm: Realm) -> [String] {
         }
     }
 
+    @Test func theWriteThatAppliesChangeSetsRemovesWhatWasSentAndARefusedOneRemovesNothing() throws {
+        try withTemporaryDirectory { dir in
+            let a = try makeNode("a", in: dir)
+            let b = try makeNode("b", in: dir)
+            try a.write { a.add(SyncFolder(value: ["id": "f1"])) }
+            try a.write { a.add(SyncFolder(value: ["id": "f2"])) }
+            try b.write { b.add(SyncFolder(value: ["id": "g"])) }
+            let sent = try a.syncOutbox(after: 0, limit: 10)
+            #expect(sent.map(\.sequence) == [1, 2])
+            let incoming = try #require(try b.syncOutbox(after: 0, limit: 1).first)
+            let theirs = SyncIncoming(sequence: 1, node: "b", changes: incoming.changes)
+            // Refused (a class a does not have, after b's set): nothing applied, nothing removed.
+            let unknown = SyncChangeSet(clock: 9 << 16, schemaVersion: 0, changes: [SyncChange(kind: .insert, className: "Elsewhere", key: [1])])
+            #expect(throws: Realm.Error.self) {
+                try a.applySyncChanges([theirs, SyncIncoming(sequence: 2, node: "b", changes: unknown.encoded())], removingOutboxThrough: 1)
+            }
+            #expect(try a.syncOutboxCount() == 2)
+            #expect(try a.syncState()?.cursor == 0)
+            // Applied: one write brings b's folder and leaves only the unsent entry in the outbox.
+            try a.applySyncChanges([theirs], removingOutboxThrough: 1)
+            #expect(try a.syncOutbox(after: 0, limit: 10).map(\.sequence) == [2])
+            #expect(try a.syncState()?.cursor == 1)
+            #expect(a.objects(SyncFolder.self).map(\.id).sorted() == ["f1", "f2", "g"])
+        }
+    }
+
     @Test func malformedChangeSetBytesAreRefused() throws {
         let set = SyncChangeSet(
             clock: 42, schemaVersion: 3,

@@ -1,0 +1,305 @@
+// Sync's figures: the time from a commit on one node to an observer on another, synced writes
+// per second under group commit, and the speed at which a new node applies the log. Against a
+// real PostgreSQL server on this machine, which Scripts/with-postgres.sh starts:
+//
+//     make bench-sync
+//
+// (POSTGRES_DATABASES="latency throughput catchup" bash Scripts/with-postgres.sh \
+//  swift run -c release --package-path Benchmarks SyncBenchmarks). Writes
+// Benchmarks/results/sync-latest.md.
+import Foundation
+import LMDBRealm
+import LMDBRealmSync
+import Synchronization
+
+final class Note: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var stars = 0
+    @Persisted var title = ""
+}
+
+/// How many writes have been made (by the throughput run), to know when another node has them all.
+final class Counter: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var writes = 0
+}
+
+let objectTypes: [Object.Type] = [Note.self, Counter.self]
+
+/// The server of LMDBREALM_POSTGRES_URL, with one database per measurement.
+struct Server {
+    let url: URLComponents
+
+    init() {
+        guard let text = ProcessInfo.processInfo.environment["LMDBREALM_POSTGRES_URL"], let url = URLComponents(string: text),
+            url.host != nil, url.user != nil
+        else {
+            fatalError("LMDBREALM_POSTGRES_URL is not set: run `make bench-sync` (Scripts/with-postgres.sh starts a server)")
+        }
+        self.url = url
+    }
+
+    func postgres(database: String) -> SyncClient.Postgres {
+        SyncClient.Postgres(host: url.host!, port: url.port ?? 5432, username: url.user!, password: url.password, database: database)
+    }
+}
+
+/// A node: its file and its client, running until `stop()`.
+final class Node: Sendable {
+    let configuration: Realm.Configuration
+    let client: SyncClient
+    private let task: Task<Void, any Error>
+
+    init(_ name: String, in directory: URL, postgres: SyncClient.Postgres) async throws {
+        configuration = Realm.Configuration(fileURL: directory.appendingPathComponent("\(name).realm"), objectTypes: objectTypes)
+        let client = try await SyncClient(realm: configuration, postgres: postgres, node: name)
+        self.client = client
+        task = Task { try await client.run() }
+    }
+
+    func stop() async {
+        task.cancel()
+        _ = await task.result
+    }
+
+    /// Waits until the client has sent everything (a minute at most).
+    func waitUntilSent() async {
+        await waitFor("\(client.node) to send its outbox") { [client] in client.status == .syncing(lag: 0) }
+    }
+}
+
+/// What the observers of a node saw, and a way to wait for it.
+final class Seen: @unchecked Sendable {
+    // @unchecked Sendable: `values` is only touched under `condition`'s lock.
+    private let condition = NSCondition()
+    private var values: [Int: ContinuousClock.Instant] = [:]
+
+    /// Records `value` as seen now (the first time only).
+    func record(_ value: Int) {
+        let now = ContinuousClock.now
+        condition.lock()
+        if values[value] == nil { values[value] = now }
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// When `value` was first seen, waiting for it up to a minute.
+    func wait(for value: Int) -> ContinuousClock.Instant {
+        let deadline = Date(timeIntervalSinceNow: 60)
+        condition.lock()
+        defer { condition.unlock() }
+        while values[value] == nil {
+            if !condition.wait(until: deadline) { fatalError("\(value) was not seen within a minute") }
+        }
+        return values[value]!
+    }
+}
+
+/// Records what `read` finds in each version of the node's notes or counters, as an observer of
+/// the file would see them, until the task is cancelled.
+func observe<T: Object>(_ type: T.Type, of node: Node, into seen: Seen, _ read: @escaping @Sendable (FrozenResults<T>) -> Int?) -> Task<Void, Never> {
+    let configuration = node.configuration
+    let started = Seen()
+    let task = Task {
+        guard let results = try? Realm(configuration: configuration).objects(type) else { return }
+        for await change in results.changes {
+            switch change {
+            case .initial(let objects):
+                started.record(0)
+                if let value = read(objects) { seen.record(value) }
+            case .update(let objects, _, _, _):
+                if let value = read(objects) { seen.record(value) }
+            case .error(let error):
+                fatalError("observing \(configuration.fileURL!.path): \(error)")
+            }
+        }
+    }
+    _ = started.wait(for: 0)
+    return task
+}
+
+func waitFor(_ what: String, _ done: @escaping @Sendable () -> Bool) async {
+    let deadline = ContinuousClock.now + .seconds(60)
+    while !done() {
+        if ContinuousClock.now > deadline { fatalError("waited a minute for \(what)") }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+}
+
+/// Runs `body` on a thread of its own (realms belong to the thread that opens them).
+func onNewThread<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}
+
+/// From a commit on node A (returned) to an observer on node B seeing it, one commit at a time.
+func latency(in directory: URL, postgres: SyncClient.Postgres, samples: Int) async throws -> [Duration] {
+    let a = try await Node("latency-a", in: directory, postgres: postgres)
+    let b = try await Node("latency-b", in: directory, postgres: postgres)
+    let seen = Seen()
+    let observer = observe(Note.self, of: b, into: seen) { $0.first?.stars }
+    let configuration = a.configuration
+    let latencies = try await onNewThread {
+        let realm = try Realm(configuration: configuration)
+        let note = Note()
+        try realm.write { realm.add(note) }
+        _ = seen.wait(for: 0)
+        var latencies: [Duration] = []
+        for value in 1...samples {
+            let start = ContinuousClock.now
+            try realm.write { note.stars = value }
+            latencies.append(seen.wait(for: value) - start)
+        }
+        return latencies
+    }
+    observer.cancel()
+    await a.stop()
+    await b.stop()
+    return latencies
+}
+
+/// `writes` writes by `writers` concurrent tasks through a RealmStore (group commit) on node A,
+/// each changing two objects; the time until node B has applied them all.
+func throughput(in directory: URL, postgres: SyncClient.Postgres, writes: Int, writers: Int) async throws -> (written: Duration, applied: Duration) {
+    let a = try await Node("throughput-a", in: directory, postgres: postgres)
+    let b = try await Node("throughput-b", in: directory, postgres: postgres)
+    let store = try await RealmStore(configuration: a.configuration)
+    try await store.write { realm in
+        realm.add(Counter())
+        for id in 0..<1000 { realm.add(Note(value: ["id": id])) }
+    }
+    let seen = Seen()
+    let observer = observe(Counter.self, of: b, into: seen) { $0.first?.writes }
+    _ = try await onNewThread { seen.wait(for: 0) }
+    let start = ContinuousClock.now
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        for writer in 0..<writers {
+            group.addTask {
+                for k in 0..<(writes / writers) {
+                    try await store.write { realm in
+                        realm.object(ofType: Counter.self, forPrimaryKey: 0)!.writes += 1
+                        realm.object(ofType: Note.self, forPrimaryKey: (writer * 7919 + k) % 1000)!.stars += 1
+                    }
+                }
+            }
+        }
+        try await group.waitForAll()
+    }
+    let written = ContinuousClock.now - start
+    let total = writes / writers * writers
+    let applied = try await onNewThread { seen.wait(for: total) } - start
+    observer.cancel()
+    await a.stop()
+    await b.stop()
+    return (written, applied)
+}
+
+/// The same writes as `throughput`'s on a file that is not synced (or, with `postgres`, on a
+/// synced file whose client does not run: the outbox alone): what sync adds to them.
+func localWrites(in directory: URL, writes: Int, writers: Int, outboxOf postgres: SyncClient.Postgres? = nil) async throws -> Duration {
+    let name = postgres == nil ? "unsynced" : "outbox-only"
+    let configuration = Realm.Configuration(fileURL: directory.appendingPathComponent("\(name).realm"), objectTypes: objectTypes)
+    if let postgres { _ = try await SyncClient(realm: configuration, postgres: postgres, node: name) }
+    let store = try await RealmStore(configuration: configuration)
+    try await store.write { realm in
+        realm.add(Counter())
+        for id in 0..<1000 { realm.add(Note(value: ["id": id])) }
+    }
+    let start = ContinuousClock.now
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        for writer in 0..<writers {
+            group.addTask {
+                for k in 0..<(writes / writers) {
+                    try await store.write { realm in
+                        realm.object(ofType: Counter.self, forPrimaryKey: 0)!.writes += 1
+                        realm.object(ofType: Note.self, forPrimaryKey: (writer * 7919 + k) % 1000)!.stars += 1
+                    }
+                }
+            }
+        }
+        try await group.waitForAll()
+    }
+    return ContinuousClock.now - start
+}
+
+/// A new node applying a log of `objects` objects, created `perCommit` to a commit on node A.
+func catchUp(in directory: URL, postgres: SyncClient.Postgres, objects: Int, perCommit: Int) async throws -> Duration {
+    let a = try await Node("catchup-a", in: directory, postgres: postgres)
+    let configuration = a.configuration
+    try await onNewThread {
+        let realm = try Realm(configuration: configuration)
+        for first in stride(from: 0, to: objects, by: perCommit) {
+            try realm.write {
+                for id in first..<min(first + perCommit, objects) {
+                    realm.add(Note(value: ["id": id, "stars": id % 5, "title": "note \(id)"]))
+                }
+            }
+        }
+    }
+    await a.waitUntilSent()
+    await a.stop()
+    let start = ContinuousClock.now
+    let b = try await Node("catchup-b", in: directory, postgres: postgres)
+    let seen = Seen()
+    let observer = observe(Note.self, of: b, into: seen) { $0.count }
+    let applied = try await onNewThread { seen.wait(for: objects) } - start
+    observer.cancel()
+    await b.stop()
+    return applied
+}
+
+// MARK: - The run
+
+func milliseconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+}
+
+func seconds(_ duration: Duration) -> Double { milliseconds(duration) / 1000 }
+
+func percentile(_ values: [Duration], _ p: Double) -> Duration {
+    let sorted = values.sorted()
+    return sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1)]
+}
+
+let quick = CommandLine.arguments.contains("--quick")
+let server = Server()
+let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lmdbrealm-sync-bench-\(UUID().uuidString)")
+try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+defer { try? FileManager.default.removeItem(at: directory) }
+
+let samples = quick ? 100 : 500
+let (writes, writers) = quick ? (4_000, 32) : (20_000, 32)
+let (objects, perCommit) = quick ? (20_000, 1_000) : (100_000, 1_000)
+
+FileHandle.standardError.write(Data("latency: \(samples) commits, one at a time\n".utf8))
+let latencies = try await latency(in: directory, postgres: server.postgres(database: "latency"), samples: samples)
+FileHandle.standardError.write(Data("throughput: \(writes) writes by \(writers) writers\n".utf8))
+let (written, applied) = try await throughput(in: directory, postgres: server.postgres(database: "throughput"), writes: writes, writers: writers)
+let unsynced = try await localWrites(in: directory, writes: writes, writers: writers)
+let outboxOnly = try await localWrites(in: directory, writes: writes, writers: writers, outboxOf: server.postgres(database: "throughput"))
+FileHandle.standardError.write(Data("catch-up: \(objects) objects, \(perCommit) a commit\n".utf8))
+let caughtUp = try await catchUp(in: directory, postgres: server.postgres(database: "catchup"), objects: objects, perCommit: perCommit)
+
+let machine = ProcessInfo.processInfo
+let report = """
+    # Sync figures
+
+    \(Date().formatted(.iso8601)), \(machine.processorCount) cores, PostgreSQL on 127.0.0.1 with its default settings
+    (fsync on), both nodes in one process, each with a file of its own. `make bench-sync`\(quick ? " (--quick)" : "").
+
+    | measure | figure |
+    |---|---|
+    | commit on A → observer on B, p50 (\(samples) commits, one at a time) | \(String(format: "%.1f", milliseconds(percentile(latencies, 0.5)))) ms |
+    | commit on A → observer on B, p99 | \(String(format: "%.1f", milliseconds(percentile(latencies, 0.99)))) ms |
+    | synced writes on A, \(writers) writers through a RealmStore (group commit), each changing 2 objects | \(Int(Double(writes) / seconds(written))) writes/s (\(Int(2 * Double(writes) / seconds(written))) changes/s) |
+    | the same writes on a file that is not synced | \(Int(Double(writes) / seconds(unsynced))) writes/s |
+    | the same writes on a synced file whose client does not run (the outbox alone) | \(Int(Double(writes) / seconds(outboxOnly))) writes/s |
+    | the same writes applied on B, from the first write | \(Int(Double(writes) / seconds(applied))) writes/s (\(Int(2 * Double(writes) / seconds(applied))) changes/s) |
+    | a new node applying a log of \(objects) objects (\(perCommit) a commit on A) | \(Int(Double(objects) / seconds(caughtUp))) objects/s (\(String(format: "%.2f", seconds(caughtUp))) s) |
+
+    """
+print(report)
+let results = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    .appendingPathComponent("results")
+try report.write(to: results.appendingPathComponent(quick ? "quick/sync-latest.md" : "sync-latest.md"), atomically: true, encoding: .utf8)
