@@ -165,27 +165,12 @@ func throughput(in directory: URL, postgres: SyncClient.Postgres, writes: Int, w
     let a = try await Node("throughput-a", in: directory, postgres: postgres)
     let b = try await Node("throughput-b", in: directory, postgres: postgres)
     let store = try await RealmStore(configuration: a.configuration)
-    try await store.write { realm in
-        realm.add(Counter())
-        for id in 0..<1000 { realm.add(Note(value: ["id": id])) }
-    }
+    try await addCounterAndNotes(store)
     let seen = Seen()
     let observer = observe(Counter.self, of: b, into: seen) { $0.first?.writes }
     _ = try await onNewThread { seen.wait(for: 0) }
     let start = ContinuousClock.now
-    try await withThrowingTaskGroup(of: Void.self) { group in
-        for writer in 0..<writers {
-            group.addTask {
-                for k in 0..<(writes / writers) {
-                    try await store.write { realm in
-                        realm.object(ofType: Counter.self, forPrimaryKey: 0)!.writes += 1
-                        realm.object(ofType: Note.self, forPrimaryKey: (writer * 7919 + k) % 1000)!.stars += 1
-                    }
-                }
-            }
-        }
-        try await group.waitForAll()
-    }
+    try await runWrites(store, writes: writes, writers: writers)
     let written = ContinuousClock.now - start
     let total = writes / writers * writers
     let applied = try await onNewThread { seen.wait(for: total) } - start
@@ -202,11 +187,23 @@ func localWrites(in directory: URL, writes: Int, writers: Int, outboxOf postgres
     let configuration = Realm.Configuration(fileURL: directory.appendingPathComponent("\(name).realm"), objectTypes: objectTypes)
     if let postgres { _ = try await SyncClient(realm: configuration, postgres: postgres, node: name) }
     let store = try await RealmStore(configuration: configuration)
+    try await addCounterAndNotes(store)
+    let start = ContinuousClock.now
+    try await runWrites(store, writes: writes, writers: writers)
+    return ContinuousClock.now - start
+}
+
+/// The counter and the thousand notes that the writes of `runWrites` change.
+func addCounterAndNotes(_ store: RealmStore) async throws {
     try await store.write { realm in
         realm.add(Counter())
         for id in 0..<1000 { realm.add(Note(value: ["id": id])) }
     }
-    let start = ContinuousClock.now
+}
+
+/// `writes` writes by `writers` concurrent tasks (which the store commits together), each
+/// counting itself and adding a star to a note.
+func runWrites(_ store: RealmStore, writes: Int, writers: Int) async throws {
     try await withThrowingTaskGroup(of: Void.self) { group in
         for writer in 0..<writers {
             group.addTask {
@@ -220,7 +217,6 @@ func localWrites(in directory: URL, writes: Int, writers: Int, outboxOf postgres
         }
         try await group.waitForAll()
     }
-    return ContinuousClock.now - start
 }
 
 /// A new node applying a log of `objects` objects, created `perCommit` to a commit on node A.
