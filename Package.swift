@@ -132,7 +132,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LMDBRealmSyncTests",
-            dependencies: ["LMDBRealmSync", "LMDBRealm", "SyncTestSupport", "TestSupport", "ArticleCache", "ArticleCacheKit"],
+            dependencies: ["LMDBRealmSync", "LMDBRealm", "SyncTestSupport", "TestSupport", "ArticleCache", "ArticleCacheKit", "Inspector"],
             swiftSettings: strict
         ),
         .testTarget(

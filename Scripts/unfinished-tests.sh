@@ -6,7 +6,8 @@
 set -eu
 log="$1"
 ended=$(sed -nE 's/^[✔✘] (Test|Suite) (.*) (passed|failed) after .*/\2/p' "$log" | sed -E 's/ with [0-9]+ test cases?$//')
-# (The run's own "Test run started." is left out: it ends last, when nothing else is left.)
-sed -nE 's/^◇ (Test|Suite) (.*) started\.$/\1 \2/p' "$log" | grep -vxF "Test run" | while read -r kind name; do
+# (Left out: the run's own "Test run started.", which ends last, when nothing else is left, and
+# the cases of parameterized tests, whose ends are not printed one by one.)
+sed -nE 's/^◇ (Test|Suite) (.*) started\.$/\1 \2/p' "$log" | grep -vxF "Test run" | grep -v "^Test case " | while read -r kind name; do
     grep -qxF -- "$name" <<< "$ended" || echo "    $kind $name"
 done

@@ -128,7 +128,7 @@
                     var failure: (any Error)?
                     do {
                         try await withTaskCancellationHandler {
-                            try await self.createLog(connection)
+                            try await Self.untilClosed(connection) { try await self.createLog(connection) }
                             offlineSince = nil
                             backoff = .milliseconds(50)
                             try await self.session(connection)
@@ -193,7 +193,7 @@
                         // A first exchange after connecting catches up with what was missed.
                         wake.yield()
                         for await _ in wakes {
-                            try await self.exchange(connection)
+                            try await Self.untilClosed(connection) { try await self.exchange(connection) }
                         }
                     }
                     try await group.next()
@@ -203,6 +203,27 @@
         }
 
         private struct ConnectionEnded: Error {}
+
+        /// Runs `operation` and returns what it returns, or throws as soon as `connection` closes
+        /// or the task is cancelled, whichever comes first. A query sent just as the connection
+        /// closed can wait for ever (the connection drops it, with the promise of its answer):
+        /// the session then goes on without it, and the operation is left to end, or not, on a
+        /// task of its own. What it would still do to the file is safe to do late: change sets
+        /// are applied once (the file's cursor says which), and removing sent outbox entries
+        /// twice removes nothing the second time.
+        private static func untilClosed<T: Sendable>(
+            _ connection: PostgresConnection, _ operation: @escaping @Sendable () async throws -> T
+        ) async throws -> T {
+            let running = RunningOperation<T>()
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    running.start(continuation, operation)
+                    connection.closeFuture.whenComplete { _ in running.finish(.failure(ConnectionEnded())) }
+                }
+            } onCancel: {
+                running.finish(.failure(CancellationError()))
+            }
+        }
 
         /// Sends the outbox, then applies what the shared log holds after the file's cursor; the
         /// first write of the pull also removes what was sent from the outbox, so that an
@@ -286,6 +307,51 @@
 
         private func setStatus(_ status: Status) {
             state.withLock { $0.update(status) }
+        }
+    }
+
+    /// An operation of `SyncClient.untilClosed` on a task of its own, and the continuation that
+    /// its result, the connection's closing or a cancellation resumes, whichever comes first.
+    private final class RunningOperation<T: Sendable>: Sendable {
+        private struct State {
+            var continuation: CheckedContinuation<T, any Error>?
+            var task: Task<Void, Never>?
+            var finished: Result<T, any Error>?
+        }
+        private let state = Mutex(State())
+
+        func start(_ continuation: CheckedContinuation<T, any Error>, _ operation: @escaping @Sendable () async throws -> T) {
+            let task = Task {
+                do {
+                    self.finish(.success(try await operation()))
+                } catch {
+                    self.finish(.failure(error))
+                }
+            }
+            let early = state.withLock { state -> Result<T, any Error>? in
+                state.task = task
+                guard let finished = state.finished else {
+                    state.continuation = continuation
+                    return nil
+                }
+                return finished
+            }
+            // Cancelled (or the connection closed) before it began.
+            if let early {
+                task.cancel()
+                continuation.resume(with: early)
+            }
+        }
+
+        func finish(_ result: Result<T, any Error>) {
+            let (continuation, task) = state.withLock { state in
+                if state.finished == nil { state.finished = result }
+                defer { state.continuation = nil }
+                return (state.continuation, state.task)
+            }
+            guard let continuation else { return }
+            if case .failure = result { task?.cancel() }
+            continuation.resume(with: result)
         }
     }
 

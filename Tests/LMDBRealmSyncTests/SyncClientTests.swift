@@ -4,6 +4,7 @@
     import LMDBRealmSync
     import SyncTestSupport
     import TestSupport
+    import Synchronization
     import Testing
 
     final class SyncedNote: Object {
@@ -36,18 +37,25 @@
         func stop(timeout: Duration = .seconds(15)) async -> Bool {
             task.cancel()
             let task = task
-            let ended = await withTaskGroup(of: Bool.self) { group in
-                group.addTask {
+            // Not a task group: a group would wait for the run that does not return.
+            let ended = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                let answered = Mutex(false)
+                let answer = { @Sendable (ended: Bool) in
+                    if answered.withLock({ done in
+                        defer { done = true }
+                        return !done
+                    }) {
+                        continuation.resume(returning: ended)
+                    }
+                }
+                Task {
                     _ = await task.result
-                    return true
+                    answer(true)
                 }
-                group.addTask {
+                Task {
                     try? await Task.sleep(for: timeout)
-                    return false
+                    answer(false)
                 }
-                let first = await group.next() ?? false
-                group.cancelAll()
-                return first
             }
             #expect(ended, "the client's run() did not return within \(timeout) of its cancellation")
             return ended
