@@ -106,6 +106,31 @@
             return stream
         }
 
+        /// Waits until every commit made to the file before the call is in the shared log, as
+        /// RealmSwift's `SyncSession.wait(for: .upload)` does. ``run()`` must be running (or
+        /// start) for it to end; cancelling the waiting task ends the wait with
+        /// `CancellationError`.
+        ///
+        /// `status` can say `.syncing(lag: 0)` from before the latest commits; this cannot.
+        public func waitForUpload() async throws {
+            let (commits, commit) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+            let observation = try await file.observeCommits { commit.yield() }
+            defer { observation.cancel() }
+            let target = try await file.perform { realm in (try realm.syncState()?.nextSequence ?? 1) - 1 }
+            // Sent once the outbox's oldest entry is younger than the target (or there is none);
+            // each removal from the outbox is a commit to the file.
+            func sent() async throws -> Bool {
+                try await file.perform { realm in
+                    try realm.syncOutbox(after: 0, limit: 1).first.map { $0.sequence > target } ?? true
+                }
+            }
+            if try await sent() { return }
+            for await _ in commits {
+                if try await sent() { return }
+            }
+            throw CancellationError()
+        }
+
         /// Sends local change sets and applies other nodes' until the task is cancelled; it
         /// reconnects after failures, backing off up to two seconds. Once its task is cancelled,
         /// `run()` returns at its next step (a change set being sent or applied is finished), and

@@ -70,6 +70,22 @@
             }
         }
 
+        /// Waits until everything the node committed is in the log (`waitForUpload()`; false
+        /// after `timeout`).
+        func waitUntilSent(timeout: Duration = .seconds(120)) async -> Bool {
+            let client = client
+            return await withTaskGroup(of: Bool.self) { group in
+                group.addTask { (try? await client.waitForUpload()) != nil }
+                group.addTask {
+                    try? await Task.sleep(for: timeout)
+                    return false
+                }
+                let first = await group.next() ?? false
+                group.cancelAll()
+                return first
+            }
+        }
+
         /// The node's notes as comparable text, once `done` holds for them (`nil` after `timeout`
         /// seconds): read at each commit to the file, by observing it.
         func notes(timeout: TimeInterval = 30, until done: @escaping @Sendable ([String]) -> Bool) async throws -> [String]? {
@@ -219,12 +235,17 @@
             }
         }
 
-        @Test func aNodeThatMissedTenThousandCommitsCatchesUp() async throws {
+        @Test func aNodeOfflineForTenThousandCommitsCatchesUp() async throws {
             let server = try await onNewThread { try PostgresServer.start() }
             defer { server.stop() }
             try await withTemporaryDirectory { dir in
                 let a = try await Node("a", in: dir, server: server)
                 let configuration = a.configuration
+                // b has a note from before, and goes offline (its client stops).
+                let early = try await Node("b", in: dir, server: server)
+                try await early.write { $0.add(SyncedNote(value: ["id": "from-b", "title": "b"])) }
+                #expect(await waitForStatus(early.client) { $0 == .syncing(lag: 0) })
+                await early.stop()
                 // 10,000 commits: a thousand notes created, then changed nine times each.
                 try await onNewThread {
                     let realm = try Realm(configuration: configuration)
@@ -234,17 +255,21 @@
                         }
                     }
                 }
-                #expect(await waitForStatus(a.client, timeout: .seconds(120)) { $0 == .syncing(lag: 0) })
-                #expect(try server.psql("SELECT count(*) FROM lmdbrealm_changes") == "10000")
+                #expect(await a.waitUntilSent())
+                let summary = try server.psql(
+                    "SELECT node, count(*), min(local_sequence), max(local_sequence), max(sequence) FROM lmdbrealm_changes GROUP BY node ORDER BY node"
+                )
+                #expect(try server.psql("SELECT count(*) FROM lmdbrealm_changes WHERE node = 'a'") == "10000", "\(summary)")
                 let last = Int64(try server.psql("SELECT max(sequence) FROM lmdbrealm_changes")) ?? 0
-                // A node that starts now applies the whole log.
+                // b, back, applies the 10,000 commits it missed.
                 let b = try await Node("b", in: dir, server: server)
                 let caughtUp = try await b.notes(timeout: 120) { _ in
                     (try? Realm(configuration: b.configuration).syncState()?.cursor) == last
                 }
                 let expected = try await onNewThread { noteLines(try Realm(configuration: configuration)) }
-                #expect(expected.count == 1000)
+                #expect(expected.count == 1001)
                 #expect(expected.contains("n999 a 9999 []"))
+                #expect(expected.contains("from-b b 0 []"))
                 #expect(caughtUp == expected)
                 await a.stop()
                 await b.stop()
@@ -278,7 +303,7 @@
                 #expect(!total.isEmpty)
                 var finals: [[String]] = []
                 for node in nodes {
-                    #expect(await waitForStatus(node.client) { $0 == .syncing(lag: 0) })
+                    #expect(await node.waitUntilSent())
                 }
                 let last = Int64(try server.psql("SELECT max(sequence) FROM lmdbrealm_changes")) ?? 0
                 #expect(try server.psql("SELECT count(*) FROM lmdbrealm_changes") == "60")

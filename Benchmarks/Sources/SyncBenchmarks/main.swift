@@ -62,9 +62,9 @@ final class Node: Sendable {
         _ = await task.result
     }
 
-    /// Waits until the client has sent everything (a minute at most).
-    func waitUntilSent() async {
-        await waitFor("\(client.node) to send its outbox") { [client] in client.status == .syncing(lag: 0) }
+    /// Waits until the client has sent everything committed so far.
+    func waitUntilSent() async throws {
+        try await client.waitForUpload()
     }
 }
 
@@ -233,7 +233,7 @@ func catchUp(in directory: URL, postgres: SyncClient.Postgres, objects: Int, per
             }
         }
     }
-    await a.waitUntilSent()
+    try await a.waitUntilSent()
     await a.stop()
     let start = ContinuousClock.now
     let b = try await Node("catchup-b", in: directory, postgres: postgres)
