@@ -82,27 +82,7 @@ extension SyncChangeSet {
             SyncBytes.appendBytes(Array(change.className.utf8), to: &out)
             SyncBytes.appendBytes(change.key, to: &out)
             SyncBytes.appendVarint(UInt64(change.values.count), to: &out)
-            for value in change.values {
-                SyncBytes.appendBytes(Array(value.property.utf8), to: &out)
-                SyncBytes.appendBytes(Array(value.type.utf8), to: &out)
-                switch value.field {
-                case .null: out.append(0)
-                case .value(let bytes):
-                    out.append(1)
-                    SyncBytes.appendBytes(bytes, to: &out)
-                case .elements(let elements):
-                    out.append(2)
-                    SyncBytes.appendVarint(UInt64(elements.count), to: &out)
-                    for element in elements {
-                        if let element {
-                            out.append(1)
-                            SyncBytes.appendBytes(element, to: &out)
-                        } else {
-                            out.append(0)
-                        }
-                    }
-                }
-            }
+            for value in change.values { value.append(to: &out) }
         }
         return out
     }
@@ -128,27 +108,53 @@ extension SyncChangeSet {
             let valueCount = try reader.count("values")
             var values: [SyncValue] = []
             values.reserveCapacity(valueCount)
-            for _ in 0..<valueCount {
-                let property = try reader.string("property name")
-                let type = try reader.string("property kind")
-                let tag = try reader.byte("value tag")
-                let field: SyncValue.Field
-                switch tag {
-                case 0: field = .null
-                case 1: field = .value(try reader.bytes("value"))
-                case 2:
-                    let n = try reader.count("elements")
-                    var elements: [[UInt8]?] = []
-                    elements.reserveCapacity(n)
-                    for _ in 0..<n { elements.append(try reader.byte("element tag") == 0 ? nil : try reader.bytes("element")) }
-                    field = .elements(elements)
-                default: throw SyncBytes.Malformed(description: "value tag \(tag) of '\(className).\(property)' is unknown")
-                }
-                values.append(SyncValue(property: property, type: type, field: field))
-            }
+            for _ in 0..<valueCount { values.append(try SyncValue(reading: &reader, of: className)) }
             changes.append(SyncChange(kind: kind, className: className, key: key, values: values))
         }
         guard reader.isAtEnd else { throw SyncBytes.Malformed(description: "\(reader.remaining) bytes follow the last change") }
+    }
+}
+
+extension SyncValue {
+    /// Appends the value's bytes (as change sets and snapshots hold them) to `out`.
+    func append(to out: inout [UInt8]) {
+        SyncBytes.appendBytes(Array(property.utf8), to: &out)
+        SyncBytes.appendBytes(Array(type.utf8), to: &out)
+        switch field {
+        case .null: out.append(0)
+        case .value(let bytes):
+            out.append(1)
+            SyncBytes.appendBytes(bytes, to: &out)
+        case .elements(let elements):
+            out.append(2)
+            SyncBytes.appendVarint(UInt64(elements.count), to: &out)
+            for element in elements {
+                if let element {
+                    out.append(1)
+                    SyncBytes.appendBytes(element, to: &out)
+                } else {
+                    out.append(0)
+                }
+            }
+        }
+    }
+
+    /// Reads a value of an object of `className` that ``append(to:)`` wrote.
+    init(reading reader: inout SyncBytes.Reader, of className: String) throws {
+        property = try reader.string("property name")
+        type = try reader.string("property kind")
+        let tag = try reader.byte("value tag")
+        switch tag {
+        case 0: field = .null
+        case 1: field = .value(try reader.bytes("value"))
+        case 2:
+            let n = try reader.count("elements")
+            var elements: [[UInt8]?] = []
+            elements.reserveCapacity(n)
+            for _ in 0..<n { elements.append(try reader.byte("element tag") == 0 ? nil : try reader.bytes("element")) }
+            field = .elements(elements)
+        default: throw SyncBytes.Malformed(description: "value tag \(tag) of '\(className).\(property)' is unknown")
+        }
     }
 }
 

@@ -132,6 +132,52 @@ extension Realm {
         }
     }
 
+    /// Loads objects of the shared log's snapshot into the file, merging them with what it
+    /// holds by the rules change sets are applied by (each value with its own stamp). A
+    /// snapshot is loaded in two passes, each in writes of as many objects as the caller likes:
+    /// first every object without its links (`links: false`), then the links of those that have
+    /// some (`links: true`), so that a link finds its target whichever write made it. The last
+    /// write passes `through` — the snapshot's log position and newest clock — and moves the
+    /// file's cursor there: the shared log's change sets up to it are in the file.
+    /// - Throws: ``Realm/Error`` with code `schemaMismatch` when an object is of a class, or has
+    ///   a property, this file does not have; nothing of that write is applied then.
+    package func applySyncSnapshot(_ objects: [SyncSnapshotObject], links: Bool, through: (sequence: Int64, clock: UInt64)? = nil) throws {
+        checkThread()
+        guard let store = file.sync else {
+            throw Realm.Error(.fail, "The realm at '\(file.url.path)' is not synced", fileURL: file.url)
+        }
+        do {
+            try write {
+                guard let session else { return }
+                session.appliesRemoteChanges = true
+                let schemaVersion = try file.schemaVersion(in: session.view) ?? 0
+                let link = PropertyType.object.rawValue
+                for object in objects {
+                    for (stamp, var change) in object.changeSets() {
+                        if links {
+                            guard change.kind != .delete else { continue }
+                            change.kind = .update
+                            change.values = change.values.filter { $0.type == link }
+                            guard !change.values.isEmpty else { continue }
+                        } else {
+                            change.values = change.values.filter { $0.type != link }
+                        }
+                        let set = SyncChangeSet(clock: stamp.clock, schemaVersion: schemaVersion, changes: [change])
+                        try SyncApplier(realm: self, session: session, store: store, stamp: stamp).apply(set, sequence: through?.sequence ?? 0)
+                    }
+                }
+                guard let through else { return }
+                let state = try session.view.syncState(store, in: file)
+                try session.putSyncWord(store, "cursor", UInt64(bitPattern: max(state.cursor, through.sequence)))
+                try session.putSyncWord(store, "clock", max(state.clock, through.clock))
+            }
+        } catch let error as Realm.Error {
+            throw error
+        } catch {
+            throw Realm.Error(error, url: file.url, doing: "Cannot load the sync snapshot into")
+        }
+    }
+
     /// `body` run on a view of the newest version of the file.
     private func withFreshView<R>(_ body: (StoreView) throws -> R) throws -> R {
         if let session { return try body(session.view) }

@@ -49,7 +49,7 @@ final class SyncStore: Sendable {
 /// When and where a write was made: a hybrid logical clock and the node's name. Stamps order
 /// every write of every node the same way on each node (the clock first, the name breaking
 /// ties), which is what makes "the last writer wins" converge.
-package struct SyncStamp: Comparable, Sendable, CustomStringConvertible {
+package struct SyncStamp: Comparable, Hashable, Sendable, CustomStringConvertible {
     package var clock: UInt64
     package var node: String
 

@@ -359,54 +359,7 @@ private func contents(_ realm: Realm) -> [String] {
     @Test(arguments: 0..<16) func threeNodesConvergeWhateverTheOrder(seed: UInt64) throws {
         try withTemporaryDirectory { dir in
             var random = SeededGenerator(state: seed)
-            let nodes = try ["a", "b", "c"].map { try makeNode($0, in: dir) }
-            let log = SharedLog()
-            let ids = ["n0", "n1", "n2", "n3"]
-            let folders = ["f0", "f1"]
-            for _ in 0..<40 {
-                let realm = nodes.randomElement(using: &random)!
-                let note = ids.randomElement(using: &random)!
-                let existing = realm.object(ofType: SyncNote.self, forPrimaryKey: note)
-                let word = ["red", "green", "blue"].randomElement(using: &random)!
-                switch Int.random(in: 0..<10, using: &random) {
-                case 0:
-                    try log.push(realm)
-                case 1:
-                    try log.pull(realm)
-                case 2:
-                    try realm.write {
-                        if let existing { realm.delete(existing) } else { realm.add(SyncNote(value: ["id": note, "title": word])) }
-                    }
-                case 3:
-                    let folder = folders.randomElement(using: &random)!
-                    try realm.write {
-                        if let f = realm.object(ofType: SyncFolder.self, forPrimaryKey: folder) {
-                            if Bool.random(using: &random) { realm.delete(f) } else { f.name = word }
-                        } else {
-                            realm.add(SyncFolder(value: ["id": folder, "name": word]))
-                        }
-                    }
-                case 4:
-                    guard let existing else { continue }
-                    let folder = realm.object(ofType: SyncFolder.self, forPrimaryKey: folders.randomElement(using: &random)!)
-                    try realm.write { existing.folder = folder }
-                case 5:
-                    guard let existing else { continue }
-                    try realm.write { existing.tags.append(word) }
-                case 6:
-                    guard let existing, let other = realm.object(ofType: SyncNote.self, forPrimaryKey: ids.randomElement(using: &random)!) else {
-                        continue
-                    }
-                    try realm.write { existing.related.append(other) }
-                default:
-                    guard let existing else { continue }
-                    let stars = Int.random(in: 0..<5, using: &random)
-                    try realm.write {
-                        if Bool.random(using: &random) { existing.title = word } else { existing.body = word }
-                        existing.stars = stars
-                    }
-                }
-            }
+            let (nodes, log) = try randomWrites(&random, in: dir)
             for realm in nodes { try log.push(realm) }
             for realm in nodes { try log.pull(realm) }
             let expected = contents(nodes[0])
@@ -415,4 +368,97 @@ private func contents(_ realm: Realm) -> [String] {
             }
         }
     }
+
+    /// A file that loads a snapshot folded from the log's first change sets (in several
+    /// steps, through the snapshot's bytes), then applies the rest, holds what the files that
+    /// applied the whole log hold.
+    @Test(arguments: 0..<16) func aSnapshotOfTheLogsStartAndTheRestMakeWhatTheWholeLogMakes(seed: UInt64) throws {
+        try withTemporaryDirectory { dir in
+            var random = SeededGenerator(state: seed)
+            let (nodes, log) = try randomWrites(&random, in: dir)
+            for realm in nodes { try log.push(realm) }
+            for realm in nodes { try log.pull(realm) }
+            let cut = Int.random(in: 0...log.entries.count, using: &random)
+            let step = Int.random(in: 0...cut, using: &random)
+            var folded: [SyncObjectID: SyncSnapshotObject] = [:]
+            for part in [log.entries[..<step], log.entries[step..<cut]] {
+                let fold = try SyncFold(Array(part))
+                // What the snapshot holds of the objects the part changes, read back from bytes.
+                var objects = try folded.filter { fold.objects.contains($0.key) }.mapValues {
+                    try SyncSnapshotObject(className: $0.className, key: $0.key, decoding: $0.encoded())
+                }
+                fold.fold(into: &objects)
+                folded.merge(objects) { _, new in new }
+            }
+            let clock = try SyncFold(Array(log.entries[..<cut])).clock
+            // A new node with writes of its own, made before it loads the snapshot.
+            let late = try makeNode("d", in: dir)
+            try late.write { late.add(SyncNote(value: ["id": "n9", "title": "late"])) }
+            let objects = folded.values.sorted {
+                $0.className != $1.className ? $0.className < $1.className : $0.key.lexicographicallyPrecedes($1.key)
+            }
+            try late.applySyncSnapshot(objects, links: false)
+            try late.applySyncSnapshot(objects.filter(\.hasLinks), links: true, through: (Int64(cut), clock))
+            #expect(try late.syncState()?.cursor == Int64(cut))
+            try log.pull(late)
+            try log.push(late)
+            for realm in nodes { try log.pull(realm) }
+            let expected = contents(nodes[0])
+            #expect(expected.contains { $0.hasPrefix("note n9 late") })
+            #expect(contents(late) == expected, "seed \(seed), cut \(cut) of \(log.entries.count)")
+        }
+    }
+}
+
+/// Random writes on three files, some of them pushed to and pulled from the log returned.
+private func randomWrites(_ random: inout SeededGenerator, in dir: URL) throws -> ([Realm], SharedLog) {
+    let nodes = try ["a", "b", "c"].map { try makeNode($0, in: dir) }
+    let log = SharedLog()
+    let ids = ["n0", "n1", "n2", "n3"]
+    let folders = ["f0", "f1"]
+    for _ in 0..<40 {
+        let realm = nodes.randomElement(using: &random)!
+        let note = ids.randomElement(using: &random)!
+        let existing = realm.object(ofType: SyncNote.self, forPrimaryKey: note)
+        let word = ["red", "green", "blue"].randomElement(using: &random)!
+        switch Int.random(in: 0..<10, using: &random) {
+        case 0:
+            try log.push(realm)
+        case 1:
+            try log.pull(realm)
+        case 2:
+            try realm.write {
+                if let existing { realm.delete(existing) } else { realm.add(SyncNote(value: ["id": note, "title": word])) }
+            }
+        case 3:
+            let folder = folders.randomElement(using: &random)!
+            try realm.write {
+                if let f = realm.object(ofType: SyncFolder.self, forPrimaryKey: folder) {
+                    if Bool.random(using: &random) { realm.delete(f) } else { f.name = word }
+                } else {
+                    realm.add(SyncFolder(value: ["id": folder, "name": word]))
+                }
+            }
+        case 4:
+            guard let existing else { continue }
+            let folder = realm.object(ofType: SyncFolder.self, forPrimaryKey: folders.randomElement(using: &random)!)
+            try realm.write { existing.folder = folder }
+        case 5:
+            guard let existing else { continue }
+            try realm.write { existing.tags.append(word) }
+        case 6:
+            guard let existing, let other = realm.object(ofType: SyncNote.self, forPrimaryKey: ids.randomElement(using: &random)!) else {
+                continue
+            }
+            try realm.write { existing.related.append(other) }
+        default:
+            guard let existing else { continue }
+            let stars = Int.random(in: 0..<5, using: &random)
+            try realm.write {
+                if Bool.random(using: &random) { existing.title = word } else { existing.body = word }
+                existing.stars = stars
+            }
+        }
+    }
+    return (nodes, log)
 }
