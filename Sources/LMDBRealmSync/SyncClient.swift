@@ -65,11 +65,13 @@
 
         /// This node's name, unique among the nodes sharing the log.
         public let node: String
-        private let file: FileWorker
+        let file: FileWorker
         private let postgres: Postgres
+        /// When the log is folded into the snapshot.
+        public let compaction: LogCompaction
         private let state = Mutex(ClientState())
         /// Warnings only: a lost connection is said once (then the status tells), not at each retry.
-        private let logger: Logger = {
+        let logger: Logger = {
             var logger = Logger(label: "LMDBRealmSync")
             logger.logLevel = .warning
             return logger
@@ -82,10 +84,16 @@
         /// `postgres` names: from now on every local commit to the file (by any handle of this
         /// process, and by other processes that open the file after this) goes to its outbox.
         /// Nothing is sent until ``run()``.
+        ///
+        /// `compaction` says when this node folds the shared log's older change sets into its
+        /// snapshot (any node may; one at a time does).
         /// - Throws: `Realm.Error` if the file cannot be opened, or is synced as another node.
-        public init(realm configuration: Realm.Configuration, postgres: Postgres, node: String) async throws {
+        public init(
+            realm configuration: Realm.Configuration, postgres: Postgres, node: String, compaction: LogCompaction = .keepingLatest(10_000)
+        ) async throws {
             self.node = node
             self.postgres = postgres
+            self.compaction = compaction
             file = try await FileWorker.open(configuration, node: node)
         }
 
@@ -137,11 +145,7 @@
         /// within two seconds whatever the connection waits for: a connection that does not answer
         /// by then is closed.
         public func run() async throws {
-            var configuration = PostgresConnection.Configuration(
-                host: postgres.host, port: postgres.port, username: postgres.username, password: postgres.password,
-                database: postgres.database, tls: .disable)
-            // What `pg_stat_activity` shows of the connection.
-            configuration.options.additionalStartupParameters = [("application_name", "lmdbrealm-sync \(node)")]
+            let configuration = connectionConfiguration
             var backoff: Duration = .milliseconds(50)
             var offlineSince: Date?
             var connectionID = 0
@@ -185,9 +189,18 @@
             try Task.checkCancellation()
         }
 
-        /// Makes the shared log's table if the database has none (one node at a time: two
+        var connectionConfiguration: PostgresConnection.Configuration {
+            var configuration = PostgresConnection.Configuration(
+                host: postgres.host, port: postgres.port, username: postgres.username, password: postgres.password,
+                database: postgres.database, tls: .disable)
+            // What `pg_stat_activity` shows of the connection.
+            configuration.options.additionalStartupParameters = [("application_name", "lmdbrealm-sync \(node)")]
+            return configuration
+        }
+
+        /// Makes the shared log's tables if the database has none (one node at a time: two
         /// `CREATE TABLE IF NOT EXISTS` at once can both try to create it).
-        private func createLog(_ connection: PostgresConnection) async throws {
+        func createLog(_ connection: PostgresConnection) async throws {
             try await connection.withTransaction(logger: logger) { connection in
                 try await connection.query("SELECT pg_advisory_xact_lock(7300)", logger: logger)
                 try await connection.query(
@@ -198,6 +211,23 @@
                         local_sequence bigint NOT NULL,
                         changes bytea NOT NULL,
                         UNIQUE (node, local_sequence))
+                    """, logger: logger)
+                try await connection.query(
+                    """
+                    CREATE TABLE IF NOT EXISTS lmdbrealm_objects (
+                        class text NOT NULL,
+                        key bytea NOT NULL,
+                        state bytea NOT NULL,
+                        has_links boolean NOT NULL,
+                        PRIMARY KEY (class, key))
+                    """, logger: logger)
+                try await connection.query(
+                    """
+                    CREATE TABLE IF NOT EXISTS lmdbrealm_snapshot (
+                        id int PRIMARY KEY CHECK (id = 1),
+                        through bigint NOT NULL,
+                        clock bigint NOT NULL,
+                        schema_version bigint NOT NULL)
                     """, logger: logger)
             }
         }
@@ -259,7 +289,10 @@
             if case .refused = status {
                 if let sent { try await file.perform { try $0.removeSyncOutbox(through: sent) } }
             } else {
-                try await pull(connection, removingOutboxThrough: sent)
+                let (cursor, snapshot) = try await pull(connection, removingOutboxThrough: sent)
+                if let keep = compaction.keepsLatest, cursor - snapshot > 2 * Int64(keep) {
+                    try await compact(connection, keepingLatest: keep)
+                }
             }
             let lag = try await file.perform { try $0.syncOutboxCount() }
             state.withLock { state in
@@ -300,8 +333,11 @@
         }
 
         /// Applies the shared log after the file's cursor, a thousand change sets a write; the
-        /// first write also removes the outbox entries up to `sent`.
-        private func pull(_ connection: PostgresConnection, removingOutboxThrough sent: UInt64?) async throws {
+        /// first write also removes the outbox entries up to `sent`. A file whose cursor is
+        /// behind the snapshot (the change sets after it may be folded and gone) loads the
+        /// snapshot first.
+        /// - Returns: The file's cursor and the snapshot's position, as last seen.
+        private func pull(_ connection: PostgresConnection, removingOutboxThrough sent: UInt64?) async throws -> (cursor: Int64, snapshot: Int64) {
             var removal = sent
             while true {
                 let cursor = try await file.perform { try $0.syncState()?.cursor ?? 0 }
@@ -313,24 +349,33 @@
                 for try await (sequence, node, changes) in rows.decode((Int64, String, ByteBuffer).self) {
                     incoming.append(SyncIncoming(sequence: sequence, node: node, changes: Array(changes.readableBytesView)))
                 }
+                // Read after the change sets: if a compaction folded some of those after the
+                // cursor before they were read, the snapshot's position says so.
+                let snapshot = try await snapshotPosition(connection)
+                if snapshot.through > cursor {
+                    if let removing = removal { try await file.perform { try $0.removeSyncOutbox(through: removing) } }
+                    removal = nil
+                    guard try await loadSnapshot(connection, after: cursor) else { return (cursor, snapshot.through) }
+                    continue
+                }
                 let (batch, removing) = (incoming, removal)
                 guard !batch.isEmpty else {
                     if let removing { try await file.perform { try $0.removeSyncOutbox(through: removing) } }
-                    return
+                    return (cursor, snapshot.through)
                 }
                 do {
                     try await file.perform { try $0.applySyncChanges(batch, removingOutboxThrough: removing) }
                 } catch let error as Realm.Error where error.code == .schemaMismatch {
                     setStatus(.refused(reason: error.localizedDescription))
                     if let removing { try await file.perform { try $0.removeSyncOutbox(through: removing) } }
-                    return
+                    return (cursor, snapshot.through)
                 }
                 removal = nil
-                if batch.count < 1000 { return }
+                if batch.count < 1000 { return (batch.last!.sequence, snapshot.through) }
             }
         }
 
-        private func setStatus(_ status: Status) {
+        func setStatus(_ status: Status) {
             state.withLock { $0.update(status) }
         }
     }
@@ -394,7 +439,7 @@
     }
 
     /// The client's handle of the file, confined to a serial queue of its own.
-    private final class FileWorker: @unchecked Sendable {
+    final class FileWorker: @unchecked Sendable {
         // @unchecked Sendable: `realm` is made on `queue` and only ever used in blocks run on it.
         private let queue: DispatchQueue
         private var realm: Realm!
@@ -436,7 +481,7 @@
     }
 
     /// An observation of the file's commits; cancelling it ends it on the file's queue.
-    private struct Observation: @unchecked Sendable {
+    struct Observation: @unchecked Sendable {
         // @unchecked Sendable: the token is only invalidated on `queue`, the realm's.
         let token: NotificationToken
         let queue: DispatchQueue

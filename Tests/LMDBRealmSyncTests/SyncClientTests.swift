@@ -15,18 +15,18 @@
     }
 
     /// A node: its file, and its client running until the node is stopped.
-    private final class Node: Sendable {
+    final class Node: Sendable {
         let configuration: Realm.Configuration
         let client: SyncClient
         private let task: Task<Void, any Error>
 
-        init(_ name: String, in directory: URL, server: PostgresServer) async throws {
+        init(_ name: String, in directory: URL, server: PostgresServer, compaction: LogCompaction = .keepingLatest(10_000)) async throws {
             var configuration = Realm.Configuration(fileURL: directory.appendingPathComponent("\(name).realm"))
             configuration.objectTypes = [SyncedNote.self]
             self.configuration = configuration
             let postgres = SyncClient.Postgres(
                 host: server.host, port: server.port, username: server.username, password: server.password, database: server.database)
-            let client = try await SyncClient(realm: configuration, postgres: postgres, node: name)
+            let client = try await SyncClient(realm: configuration, postgres: postgres, node: name, compaction: compaction)
             self.client = client
             task = Task { try await client.run() }
         }
@@ -89,21 +89,37 @@
         /// The node's notes as comparable text, once `done` holds for them (`nil` after `timeout`
         /// seconds): read at each commit to the file, by observing it.
         func notes(timeout: TimeInterval = 30, until done: @escaping @Sendable ([String]) -> Bool) async throws -> [String]? {
+            try await observe(timeout: timeout) { done($0.lines) }?.lines
+        }
+
+        /// The node's notes once its file has applied the shared log through `sequence` (`nil`
+        /// after `timeout` seconds), read from the same version of the file as its cursor.
+        func notes(timeout: TimeInterval = 30, appliedThrough sequence: Int64) async throws -> [String]? {
+            try await observe(timeout: timeout) { $0.cursor == sequence }?.lines
+        }
+
+        /// The notes and the sync cursor of one version of the file, at each commit to it, until
+        /// `done` holds for them.
+        private func observe(timeout: TimeInterval, until done: @escaping @Sendable ((lines: [String], cursor: Int64)) -> Bool) async throws
+            -> (lines: [String], cursor: Int64)?
+        {
             let configuration = configuration
             return try await onNewThread {
-                let seen = Collector<[String]>()
+                let seen = Collector<(lines: [String], cursor: Int64)>()
                 let queue = DispatchQueue(label: "observer")
+                // `syncState()` refreshes the realm; the notes are read from the version it read.
+                let read = { (realm: Realm) in
+                    let cursor = (try? realm.syncState()?.cursor) ?? -1
+                    seen.append((noteLines(realm), cursor))
+                }
                 // The realm is kept (its observation with it) until the wait is over, and released
                 // on its queue.
                 let (realm, token) = try queue.sync {
                     let realm = try Realm(configuration: configuration, queue: queue)
-                    seen.append(noteLines(realm))
+                    read(realm)
                     // A queue's realm is told of others' commits (`.refreshRequired`); it reads them
                     // once refreshed.
-                    let token = realm.observe { _, realm in
-                        realm.refresh()
-                        seen.append(noteLines(realm))
-                    }
+                    let token = realm.observe { _, realm in read(realm) }
                     return (realm, token)
                 }
                 defer {
@@ -117,7 +133,7 @@
         }
     }
 
-    private func noteLines(_ realm: Realm) -> [String] {
+    func noteLines(_ realm: Realm) -> [String] {
         realm.objects(SyncedNote.self).sorted(byKeyPath: "id").map { "\($0.id) \($0.title) \($0.stars) \(Array($0.tags))" }
     }
 
@@ -263,9 +279,7 @@
                 let last = Int64(try server.psql("SELECT max(sequence) FROM lmdbrealm_changes")) ?? 0
                 // b, back, applies the 10,000 commits it missed.
                 let b = try await Node("b", in: dir, server: server)
-                let caughtUp = try await b.notes(timeout: 120) { _ in
-                    (try? Realm(configuration: b.configuration).syncState()?.cursor) == last
-                }
+                let caughtUp = try await b.notes(timeout: 120, appliedThrough: last)
                 let expected = try await onNewThread { noteLines(try Realm(configuration: configuration)) }
                 #expect(expected.count == 1001)
                 #expect(expected.contains("n999 a 9999 []"))
@@ -308,10 +322,7 @@
                 let last = Int64(try server.psql("SELECT max(sequence) FROM lmdbrealm_changes")) ?? 0
                 #expect(try server.psql("SELECT count(*) FROM lmdbrealm_changes") == "60")
                 for node in nodes {
-                    let configuration = node.configuration
-                    let applied = try await node.notes { _ in
-                        (try? Realm(configuration: configuration).syncState()?.cursor) == last
-                    }
+                    let applied = try await node.notes(appliedThrough: last)
                     finals.append(try #require(applied))
                 }
                 #expect(finals[0].count == 4)

@@ -139,9 +139,12 @@ extension Realm {
     /// some (`links: true`), so that a link finds its target whichever write made it. The last
     /// write passes `through` — the snapshot's log position and newest clock — and moves the
     /// file's cursor there: the shared log's change sets up to it are in the file.
-    /// - Throws: ``Realm/Error`` with code `schemaMismatch` when an object is of a class, or has
-    ///   a property, this file does not have; nothing of that write is applied then.
-    package func applySyncSnapshot(_ objects: [SyncSnapshotObject], links: Bool, through: (sequence: Int64, clock: UInt64)? = nil) throws {
+    /// - Throws: ``Realm/Error`` with code `schemaMismatch` when the snapshot was made with a
+    ///   newer schema version than the file's (`schemaVersion`), or an object is of a class, or
+    ///   has a property, this file does not have; nothing of that write is applied then.
+    package func applySyncSnapshot(
+        _ objects: [SyncSnapshotObject], links: Bool, schemaVersion snapshotVersion: UInt64 = 0, through: (sequence: Int64, clock: UInt64)? = nil
+    ) throws {
         checkThread()
         guard let store = file.sync else {
             throw Realm.Error(.fail, "The realm at '\(file.url.path)' is not synced", fileURL: file.url)
@@ -151,6 +154,12 @@ extension Realm {
                 guard let session else { return }
                 session.appliesRemoteChanges = true
                 let schemaVersion = try file.schemaVersion(in: session.view) ?? 0
+                guard snapshotVersion <= schemaVersion else {
+                    throw Realm.Error(
+                        .schemaMismatch,
+                        "The shared log's snapshot was made with schema version \(snapshotVersion); the realm at '\(file.url.path)' has version \(schemaVersion)",
+                        fileURL: file.url)
+                }
                 let link = PropertyType.object.rawValue
                 for object in objects {
                     for (stamp, var change) in object.changeSets() {

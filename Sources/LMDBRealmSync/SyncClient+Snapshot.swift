@@ -1,0 +1,179 @@
+#if Sync
+    internal import Foundation
+    internal import LMDBRealm
+    internal import Logging
+    internal import PostgresNIO
+
+    /// When a node folds the shared log's older change sets into the snapshot, so that the log
+    /// does not grow for ever and a new node does not replay all of it.
+    public struct LogCompaction: Sendable, Equatable {
+        /// How many of the newest change sets the log keeps (`nil`: this node never compacts).
+        public var keepsLatest: Int?
+
+        /// Folds the change sets older than the newest `count` once the log holds twice as many
+        /// after the snapshot. A node that was offline for fewer than `count` change sets
+        /// replays them; one further behind loads the snapshot.
+        public static func keepingLatest(_ count: Int) -> LogCompaction {
+            precondition(count >= 0, "A log keeps zero or more change sets, not \(count)")
+            return LogCompaction(keepsLatest: count)
+        }
+
+        /// This node leaves compaction to the others.
+        public static let never = LogCompaction(keepsLatest: nil)
+    }
+
+    /// The snapshot: the shared log's change sets up to `through` folded into one state per
+    /// object (the table `lmdbrealm_objects`, one row per object with each value's stamp), kept
+    /// by compaction. The log's rows up to `through` are gone once folded.
+    struct SnapshotPosition {
+        var through: Int64 = 0
+        var clock: UInt64 = 0
+        var schemaVersion: UInt64 = 0
+    }
+
+    extension SyncClient {
+        /// Folds the shared log's change sets older than its newest `count` into the snapshot,
+        /// and removes them from the log, at once, on a connection of its own (``run()`` does it
+        /// by itself, as ``compaction`` says).
+        /// - Returns: How many change sets were folded (none if another node is compacting).
+        @discardableResult
+        public func compactLog(keepingLatest count: Int) async throws -> Int {
+            precondition(count >= 0, "A log keeps zero or more change sets, not \(count)")
+            let connection = try await PostgresConnection.connect(configuration: connectionConfiguration, id: 0, logger: logger)
+            do {
+                try await createLog(connection)
+                let folded = try await compact(connection, keepingLatest: count)
+                try await connection.close()
+                return folded
+            } catch {
+                try? await connection.close()
+                throw error
+            }
+        }
+
+        func snapshotPosition(_ connection: PostgresConnection) async throws -> SnapshotPosition {
+            let rows = try await connection.query("SELECT through, clock, schema_version FROM lmdbrealm_snapshot WHERE id = 1", logger: logger)
+            for try await (through, clock, version) in rows.decode((Int64, Int64, Int64).self) {
+                return SnapshotPosition(through: through, clock: UInt64(clock), schemaVersion: UInt64(version))
+            }
+            return SnapshotPosition()
+        }
+
+        /// Folds change sets of the log older than its newest `count` into the snapshot, a
+        /// thousand a transaction, each of which also moves the snapshot's position and removes
+        /// them from the log. One node at a time: another that tries meanwhile folds nothing.
+        /// - Returns: How many change sets were folded.
+        @discardableResult
+        func compact(_ connection: PostgresConnection, keepingLatest count: Int) async throws -> Int {
+            var folded = 0
+            while true {
+                try Task.checkCancellation()
+                let step = try await connection.withTransaction(logger: logger) { connection in
+                    try await self.compactStep(connection, keepingLatest: count)
+                }
+                guard let step else { return folded }
+                folded += step
+            }
+        }
+
+        /// One transaction of ``compact(_:keepingLatest:)``: `nil` when there is nothing (more)
+        /// to fold or another node holds the lock.
+        private func compactStep(_ connection: PostgresConnection, keepingLatest count: Int) async throws -> Int? {
+            let locked = try await connection.query("SELECT pg_try_advisory_xact_lock(7302)", logger: logger)
+            guard try await locked.decode(Bool.self).first(where: { _ in true }) == true else { return nil }
+            let position = try await snapshotPosition(connection)
+            let lastRows = try await connection.query("SELECT COALESCE(max(sequence), 0) FROM lmdbrealm_changes", logger: logger)
+            let last = try await lastRows.decode(Int64.self).first(where: { _ in true }) ?? 0
+            let target = last - Int64(count)
+            guard target > position.through else { return nil }
+            let rows = try await connection.query(
+                """
+                SELECT sequence, node, changes FROM lmdbrealm_changes WHERE sequence > \(position.through) AND sequence <= \(target)
+                ORDER BY sequence LIMIT 1000
+                """, logger: logger)
+            var incoming: [SyncIncoming] = []
+            for try await (sequence, node, changes) in rows.decode((Int64, String, ByteBuffer).self) {
+                incoming.append(SyncIncoming(sequence: sequence, node: node, changes: Array(changes.readableBytesView)))
+            }
+            guard let through = incoming.last?.sequence else { return nil }
+            let fold = try SyncFold(incoming)
+            // What the snapshot holds of the objects the change sets change.
+            let ids = Array(fold.objects)
+            let classes = ids.map(\.className)
+            let keys = ids.map { ByteBuffer(bytes: $0.key) }
+            var objects: [SyncObjectID: SyncSnapshotObject] = [:]
+            let held = try await connection.query(
+                """
+                SELECT o.class, o.key, o.state FROM lmdbrealm_objects o
+                JOIN unnest(\(classes)::text[], \(keys)::bytea[]) AS wanted(class, key) ON o.class = wanted.class AND o.key = wanted.key
+                """, logger: logger)
+            for try await (className, key, state) in held.decode((String, ByteBuffer, ByteBuffer).self) {
+                let id = SyncObjectID(className: className, key: Array(key.readableBytesView))
+                objects[id] = try SyncSnapshotObject(className: className, key: id.key, decoding: Array(state.readableBytesView))
+            }
+            fold.fold(into: &objects)
+            let changed = Array(objects.values)
+            let states = changed.map { ByteBuffer(bytes: $0.encoded()) }
+            try await connection.query(
+                """
+                INSERT INTO lmdbrealm_objects (class, key, state, has_links)
+                SELECT * FROM unnest(\(changed.map(\.className))::text[], \(changed.map { ByteBuffer(bytes: $0.key) })::bytea[],
+                                     \(states)::bytea[], \(changed.map(\.hasLinks))::boolean[])
+                ON CONFLICT (class, key) DO UPDATE SET state = excluded.state, has_links = excluded.has_links
+                """, logger: logger)
+            let clock = Int64(max(position.clock, fold.clock))
+            let version = Int64(max(position.schemaVersion, fold.schemaVersion))
+            try await connection.query(
+                """
+                INSERT INTO lmdbrealm_snapshot (id, through, clock, schema_version) VALUES (1, \(through), \(clock), \(version))
+                ON CONFLICT (id) DO UPDATE SET through = excluded.through, clock = excluded.clock, schema_version = excluded.schema_version
+                """, logger: logger)
+            try await connection.query("DELETE FROM lmdbrealm_changes WHERE sequence <= \(through)", logger: logger)
+            return incoming.count
+        }
+
+        /// Loads the snapshot into the file, if its position is past `cursor`, as one consistent
+        /// read of it: first the objects, then the links of those that have some, in writes of
+        /// a thousand; the last write moves the file's cursor to the snapshot's position.
+        /// - Returns: `false` if the file refuses it (a schema it does not have; ``status`` says so).
+        func loadSnapshot(_ connection: PostgresConnection, after cursor: Int64) async throws -> Bool {
+            try Task.checkCancellation()
+            return try await connection.withTransaction(logger: logger) { connection in
+                try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ", logger: logger)
+                let position = try await self.snapshotPosition(connection)
+                guard position.through > cursor else { return true }
+                do {
+                    for links in [false, true] {
+                        let rows = try await connection.query(
+                            links
+                                ? "SELECT class, key, state FROM lmdbrealm_objects WHERE has_links"
+                                : "SELECT class, key, state FROM lmdbrealm_objects", logger: self.logger)
+                        var page: [SyncSnapshotObject] = []
+                        for try await (className, key, state) in rows.decode((String, ByteBuffer, ByteBuffer).self) {
+                            page.append(
+                                try SyncSnapshotObject(
+                                    className: className, key: Array(key.readableBytesView), decoding: Array(state.readableBytesView)))
+                            if page.count == 1000 {
+                                let objects = page
+                                try await self.file.perform {
+                                    try $0.applySyncSnapshot(objects, links: links, schemaVersion: position.schemaVersion)
+                                }
+                                page = []
+                            }
+                        }
+                        let objects = page
+                        try await self.file.perform {
+                            try $0.applySyncSnapshot(
+                                objects, links: links, schemaVersion: position.schemaVersion,
+                                through: links ? (position.through, position.clock) : nil)
+                        }
+                    }
+                } catch let error as Realm.Error where error.code == .schemaMismatch {
+                    self.setStatus(.refused(reason: error.localizedDescription))
+                    return false
+                }
+                return true
+            }
+        }
+    }
+#endif

@@ -1,0 +1,119 @@
+#if Sync
+    import Foundation
+    import LMDBRealm
+    import LMDBRealmSync
+    import SyncTestSupport
+    import TestSupport
+    import Testing
+
+    /// The shared log's snapshot: compaction folds the log's older change sets into it, and a
+    /// node that is new, or behind what the log still holds, starts from it.
+    @Suite(.serialized) struct SyncSnapshotTests {
+        /// 600 commits on `node`: 100 notes created, changed four times each, every tenth deleted.
+        private func writeHistory(on node: Node) async throws {
+            let configuration = node.configuration
+            try await onNewThread {
+                let realm = try Realm(configuration: configuration)
+                for round in 0..<5 {
+                    for i in 0..<100 {
+                        try realm.write {
+                            let note = realm.create(SyncedNote.self, value: ["id": "n\(i)", "stars": round], update: .modified)
+                            note.title = "round \(round)"
+                            if round == 4 { note.tags.append("last") }
+                        }
+                    }
+                }
+                for i in stride(from: 0, to: 100, by: 10) {
+                    try realm.write { realm.delete(realm.object(ofType: SyncedNote.self, forPrimaryKey: "n\(i)")!) }
+                }
+            }
+        }
+
+        @Test func aNewNodeStartsFromTheSnapshotOfACompactedLog() async throws {
+            let server = try await onNewThread { try PostgresServer.start() }
+            defer { server.stop() }
+            try await withTemporaryDirectory { dir in
+                let a = try await Node("a", in: dir, server: server)
+                try await writeHistory(on: a)
+                #expect(await a.waitUntilSent())
+                #expect(try server.psql("SELECT count(*) FROM lmdbrealm_changes") == "510")
+                #expect(try await a.client.compactLog(keepingLatest: 10) == 500)
+                // The log keeps its newest 10; the snapshot holds every object, the deleted ones
+                // as what a late creation older than their deletion must not bring back.
+                #expect(try server.psql("SELECT count(*), min(sequence) FROM lmdbrealm_changes") == "10|501")
+                #expect(try server.psql("SELECT count(*) FROM lmdbrealm_objects") == "100")
+                #expect(try server.psql("SELECT through FROM lmdbrealm_snapshot") == "500")
+                // Compacting again with nothing older to fold folds nothing.
+                #expect(try await a.client.compactLog(keepingLatest: 10) == 0)
+
+                let c = try await Node("c", in: dir, server: server)
+                let expected = try await onNewThread { noteLines(try Realm(configuration: a.configuration)) }
+                #expect(expected.count == 90)
+                #expect(expected.contains("n1 round 4 4 [\"last\"]"))
+                let seen = try await c.notes(timeout: 60, appliedThrough: 510)
+                #expect(seen == expected)
+                // A node that started from the snapshot goes on syncing both ways.
+                try await c.write { $0.object(ofType: SyncedNote.self, forPrimaryKey: "n1")!.title = "from c" }
+                #expect(try await a.notes { $0.contains("n1 from c 4 [\"last\"]") } != nil)
+                await a.stop()
+                await c.stop()
+            }
+        }
+
+        @Test func aNodeBehindTheCompactedLogLoadsTheSnapshotAndKeepsItsOfflineWrites() async throws {
+            let server = try await onNewThread { try PostgresServer.start() }
+            defer { server.stop() }
+            try await withTemporaryDirectory { dir in
+                let a = try await Node("a", in: dir, server: server)
+                let early = try await Node("b", in: dir, server: server)
+                try await a.write { $0.add(SyncedNote(value: ["id": "n1", "title": "first"])) }
+                #expect(try await early.notes { $0 == ["n1 first 0 []"] } != nil)
+                await early.stop()
+                // While b is away: a writes on, and the change sets b has not seen are folded.
+                try await writeHistory(on: a)
+                #expect(await a.waitUntilSent())
+                #expect(try await a.client.compactLog(keepingLatest: 5) == 506)
+                // b's own writes while offline: one to a note a deleted since, one of its own.
+                try await early.write { realm in
+                    realm.object(ofType: SyncedNote.self, forPrimaryKey: "n1")!.stars = 99
+                    realm.add(SyncedNote(value: ["id": "b1", "title": "offline"]))
+                }
+                let b = try await Node("b", in: dir, server: server)
+                #expect(await b.waitUntilSent())
+                let expected = try await a.notes { $0.contains("b1 offline 0 []") }
+                #expect(expected?.count == 91)
+                #expect(expected?.contains("n1 round 4 99 [\"last\"]") == true)
+                let last = Int64(try server.psql("SELECT max(sequence) FROM lmdbrealm_changes")) ?? 0
+                let seen = try await b.notes(timeout: 60, appliedThrough: last)
+                #expect(seen == expected)
+                await a.stop()
+                await b.stop()
+            }
+        }
+
+        @Test func nodesCompactTheLogByThemselves() async throws {
+            let server = try await onNewThread { try PostgresServer.start() }
+            defer { server.stop() }
+            try await withTemporaryDirectory { dir in
+                let a = try await Node("a", in: dir, server: server, compaction: .keepingLatest(20))
+                let b = try await Node("b", in: dir, server: server, compaction: .keepingLatest(20))
+                try await writeHistory(on: a)
+                #expect(await a.waitUntilSent())
+                // Folded as the nodes exchange: at most twice the 20 kept remain in the log.
+                let deadline = ContinuousClock.now + .seconds(60)
+                var held = Int.max
+                while held > 40, ContinuousClock.now < deadline {
+                    try await b.write { $0.create(SyncedNote.self, value: ["id": "tick"], update: .modified).stars += 1 }
+                    held = Int(try server.psql("SELECT count(*) FROM lmdbrealm_changes")) ?? .max
+                }
+                #expect(held <= 40)
+                // What left the log is in the snapshot: the log holds every change set after it.
+                let through = Int(try server.psql("SELECT through FROM lmdbrealm_snapshot")) ?? 0
+                let oldest = Int(try server.psql("SELECT min(sequence) FROM lmdbrealm_changes")) ?? 0
+                #expect(through >= 470 && oldest == through + 1, "snapshot through \(through), log from \(oldest)")
+                await a.stop()
+                await b.stop()
+            }
+        }
+    }
+#endif
