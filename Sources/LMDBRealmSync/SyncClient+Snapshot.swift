@@ -39,20 +39,21 @@
         @discardableResult
         public func compactLog(keepingLatest count: Int) async throws -> Int {
             precondition(count >= 0, "A log keeps zero or more change sets, not \(count)")
-            let connection = try await PostgresConnection.connect(configuration: connectionConfiguration, id: 0, logger: logger)
+            let raw = try await PostgresConnection.connect(configuration: connectionConfiguration, id: 0, logger: logger)
+            let connection = SyncConnection(raw, logger: logger)
             do {
                 try await createLog(connection)
                 let folded = try await compact(connection, keepingLatest: count)
-                try await connection.close()
+                try await raw.close()
                 return folded
             } catch {
-                try? await connection.close()
+                try? await raw.close()
                 throw error
             }
         }
 
-        func snapshotPosition(_ connection: PostgresConnection) async throws -> SnapshotPosition {
-            let rows = try await connection.query("SELECT through, clock, schema_version FROM lmdbrealm_snapshot WHERE id = 1", logger: logger)
+        func snapshotPosition(_ connection: SyncConnection) async throws -> SnapshotPosition {
+            let rows = try await connection.query("SELECT through, clock, schema_version FROM lmdbrealm_snapshot WHERE id = 1")
             for try await (through, clock, version) in rows.decode((Int64, Int64, Int64).self) {
                 return SnapshotPosition(through: through, clock: UInt64(clock), schemaVersion: UInt64(version))
             }
@@ -64,11 +65,11 @@
         /// them from the log. One node at a time: another that tries meanwhile folds nothing.
         /// - Returns: How many change sets were folded.
         @discardableResult
-        func compact(_ connection: PostgresConnection, keepingLatest count: Int) async throws -> Int {
+        func compact(_ connection: SyncConnection, keepingLatest count: Int) async throws -> Int {
             var folded = 0
             while true {
                 try Task.checkCancellation()
-                let step = try await connection.withTransaction(logger: logger) { connection in
+                let step = try await connection.transaction { connection in
                     try await self.compactStep(connection, keepingLatest: count)
                 }
                 guard let step else { return folded }
@@ -78,11 +79,11 @@
 
         /// One transaction of ``compact(_:keepingLatest:)``: `nil` when there is nothing (more)
         /// to fold or another node holds the lock.
-        private func compactStep(_ connection: PostgresConnection, keepingLatest count: Int) async throws -> Int? {
-            let locked = try await connection.query("SELECT pg_try_advisory_xact_lock(7302)", logger: logger)
+        private func compactStep(_ connection: SyncConnection, keepingLatest count: Int) async throws -> Int? {
+            let locked = try await connection.query("SELECT pg_try_advisory_xact_lock(7302)")
             guard try await locked.decode(Bool.self).first(where: { _ in true }) == true else { return nil }
             let position = try await snapshotPosition(connection)
-            let lastRows = try await connection.query("SELECT COALESCE(max(sequence), 0) FROM lmdbrealm_changes", logger: logger)
+            let lastRows = try await connection.query("SELECT COALESCE(max(sequence), 0) FROM lmdbrealm_changes")
             let last = try await lastRows.decode(Int64.self).first(where: { _ in true }) ?? 0
             let target = last - Int64(count)
             guard target > position.through else { return nil }
@@ -90,7 +91,7 @@
                 """
                 SELECT sequence, node, changes FROM lmdbrealm_changes WHERE sequence > \(position.through) AND sequence <= \(target)
                 ORDER BY sequence LIMIT 1000
-                """, logger: logger)
+                """)
             var incoming: [SyncIncoming] = []
             for try await (sequence, node, changes) in rows.decode((Int64, String, ByteBuffer).self) {
                 incoming.append(SyncIncoming(sequence: sequence, node: node, changes: Array(changes.readableBytesView)))
@@ -106,7 +107,7 @@
                 """
                 SELECT o.class, o.key, o.state FROM lmdbrealm_objects o
                 JOIN unnest(\(classes)::text[], \(keys)::bytea[]) AS wanted(class, key) ON o.class = wanted.class AND o.key = wanted.key
-                """, logger: logger)
+                """)
             for try await (className, key, state) in held.decode((String, ByteBuffer, ByteBuffer).self) {
                 let id = SyncObjectID(className: className, key: Array(key.readableBytesView))
                 objects[id] = try SyncSnapshotObject(className: className, key: id.key, decoding: Array(state.readableBytesView))
@@ -120,26 +121,30 @@
                 SELECT * FROM unnest(\(changed.map(\.className))::text[], \(changed.map { ByteBuffer(bytes: $0.key) })::bytea[],
                                      \(states)::bytea[], \(changed.map(\.hasLinks))::boolean[])
                 ON CONFLICT (class, key) DO UPDATE SET state = excluded.state, has_links = excluded.has_links
-                """, logger: logger)
+                """)
             let clock = Int64(max(position.clock, fold.clock))
             let version = Int64(max(position.schemaVersion, fold.schemaVersion))
             try await connection.query(
                 """
                 INSERT INTO lmdbrealm_snapshot (id, through, clock, schema_version) VALUES (1, \(through), \(clock), \(version))
                 ON CONFLICT (id) DO UPDATE SET through = excluded.through, clock = excluded.clock, schema_version = excluded.schema_version
-                """, logger: logger)
-            try await connection.query("DELETE FROM lmdbrealm_changes WHERE sequence <= \(through)", logger: logger)
+                """)
+            try await connection.query("DELETE FROM lmdbrealm_changes WHERE sequence <= \(through)")
             return incoming.count
         }
 
+        /// Objects of the snapshot a write of the file loads.
+        static let snapshotPage = 5000
+
         /// Loads the snapshot into the file, if its position is past `cursor`, as one consistent
         /// read of it: first the objects, then the links of those that have some, in writes of
-        /// a thousand; the last write moves the file's cursor to the snapshot's position.
+        /// ``snapshotPage`` objects; the last write moves the file's cursor to the snapshot's
+        /// position.
         /// - Returns: `false` if the file refuses it (a schema it does not have; ``status`` says so).
-        func loadSnapshot(_ connection: PostgresConnection, after cursor: Int64) async throws -> Bool {
+        func loadSnapshot(_ connection: SyncConnection, after cursor: Int64) async throws -> Bool {
             try Task.checkCancellation()
-            return try await connection.withTransaction(logger: logger) { connection in
-                try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ", logger: logger)
+            return try await connection.transaction { connection in
+                try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
                 let position = try await self.snapshotPosition(connection)
                 guard position.through > cursor else { return true }
                 do {
@@ -147,25 +152,33 @@
                         let rows = try await connection.query(
                             links
                                 ? "SELECT class, key, state FROM lmdbrealm_objects WHERE has_links"
-                                : "SELECT class, key, state FROM lmdbrealm_objects", logger: self.logger)
-                        var page: [SyncSnapshotObject] = []
-                        for try await (className, key, state) in rows.decode((String, ByteBuffer, ByteBuffer).self) {
-                            page.append(
-                                try SyncSnapshotObject(
-                                    className: className, key: Array(key.readableBytesView), decoding: Array(state.readableBytesView)))
-                            if page.count == 1000 {
-                                let objects = page
-                                try await self.file.perform {
-                                    try $0.applySyncSnapshot(objects, links: links, schemaVersion: position.schemaVersion)
+                                : "SELECT class, key, state FROM lmdbrealm_objects")
+                        // A page is applied while the next is read: one write at a time.
+                        try await withThrowingTaskGroup(of: Void.self) { writes in
+                            var page: [SyncSnapshotObject] = []
+                            page.reserveCapacity(Self.snapshotPage)
+                            for try await (className, key, state) in rows.decode((String, ByteBuffer, ByteBuffer).self) {
+                                page.append(
+                                    try SyncSnapshotObject(
+                                        className: className, key: Array(key.readableBytesView), decoding: Array(state.readableBytesView)))
+                                if page.count == Self.snapshotPage {
+                                    let objects = page
+                                    try await writes.next()
+                                    writes.addTask {
+                                        try await self.file.perform {
+                                            try $0.applySyncSnapshot(objects, links: links, schemaVersion: position.schemaVersion)
+                                        }
+                                    }
+                                    page.removeAll(keepingCapacity: true)
                                 }
-                                page = []
                             }
-                        }
-                        let objects = page
-                        try await self.file.perform {
-                            try $0.applySyncSnapshot(
-                                objects, links: links, schemaVersion: position.schemaVersion,
-                                through: links ? (position.through, position.clock) : nil)
+                            try await writes.waitForAll()
+                            let objects = page
+                            try await self.file.perform {
+                                try $0.applySyncSnapshot(
+                                    objects, links: links, schemaVersion: position.schemaVersion,
+                                    through: links ? (position.through, position.clock) : nil)
+                            }
                         }
                     }
                 } catch let error as Realm.Error where error.code == .schemaMismatch {

@@ -153,7 +153,8 @@
                 if offlineSince == nil { setStatus(.connecting) }
                 do {
                     connectionID += 1
-                    let connection = try await PostgresConnection.connect(configuration: configuration, id: connectionID, logger: logger)
+                    let raw = try await PostgresConnection.connect(configuration: configuration, id: connectionID, logger: logger)
+                    let connection = SyncConnection(raw, logger: logger)
                     var failure: (any Error)?
                     do {
                         try await withTaskCancellationHandler {
@@ -168,13 +169,13 @@
                             // an exchange in progress end.
                             Task {
                                 try? await Task.sleep(for: .seconds(2))
-                                try? await connection.close()
+                                try? await raw.close()
                             }
                         }
                     } catch {
                         failure = error
                     }
-                    try? await connection.close()
+                    try? await raw.close()
                     if let failure { throw failure }
                 } catch {
                     if Task.isCancelled { break }
@@ -200,9 +201,9 @@
 
         /// Makes the shared log's tables if the database has none (one node at a time: two
         /// `CREATE TABLE IF NOT EXISTS` at once can both try to create it).
-        func createLog(_ connection: PostgresConnection) async throws {
-            try await connection.withTransaction(logger: logger) { connection in
-                try await connection.query("SELECT pg_advisory_xact_lock(7300)", logger: logger)
+        func createLog(_ connection: SyncConnection) async throws {
+            try await connection.transaction { connection in
+                try await connection.query("SELECT pg_advisory_xact_lock(7300)")
                 try await connection.query(
                     """
                     CREATE TABLE IF NOT EXISTS lmdbrealm_changes (
@@ -211,7 +212,7 @@
                         local_sequence bigint NOT NULL,
                         changes bytea NOT NULL,
                         UNIQUE (node, local_sequence))
-                    """, logger: logger)
+                    """)
                 try await connection.query(
                     """
                     CREATE TABLE IF NOT EXISTS lmdbrealm_objects (
@@ -220,7 +221,7 @@
                         state bytea NOT NULL,
                         has_links boolean NOT NULL,
                         PRIMARY KEY (class, key))
-                    """, logger: logger)
+                    """)
                 try await connection.query(
                     """
                     CREATE TABLE IF NOT EXISTS lmdbrealm_snapshot (
@@ -228,17 +229,17 @@
                         through bigint NOT NULL,
                         clock bigint NOT NULL,
                         schema_version bigint NOT NULL)
-                    """, logger: logger)
+                    """)
             }
         }
 
         /// One connection's life: exchanges change sets whenever a local commit or a notification
         /// says there may be some, until the connection fails.
-        private func session(_ connection: PostgresConnection) async throws {
+        private func session(_ connection: SyncConnection) async throws {
             let (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
             let observation = try await file.observeCommits { wake.yield() }
             defer { observation.cancel() }
-            try await connection.listen(on: Self.table) { notifications in
+            try await connection.raw.listen(on: Self.table) { notifications in
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask {
                         for try await _ in notifications { wake.yield() }
@@ -257,8 +258,6 @@
             }
         }
 
-        private struct ConnectionEnded: Error {}
-
         /// Runs `operation` and returns what it returns, or throws as soon as `connection` closes
         /// or the task is cancelled, whichever comes first. A query sent just as the connection
         /// closed can wait for ever (the connection drops it, with the promise of its answer):
@@ -267,13 +266,13 @@
         /// are applied once (the file's cursor says which), and removing sent outbox entries
         /// twice removes nothing the second time.
         private static func untilClosed<T: Sendable>(
-            _ connection: PostgresConnection, _ operation: @escaping @Sendable () async throws -> T
+            _ connection: SyncConnection, _ operation: @escaping @Sendable () async throws -> T
         ) async throws -> T {
             let running = RunningOperation<T>()
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
                     running.start(continuation, operation)
-                    connection.closeFuture.whenComplete { _ in running.finish(.failure(ConnectionEnded())) }
+                    connection.raw.closeFuture.whenComplete { _ in running.finish(.failure(ConnectionEnded())) }
                 }
             } onCancel: {
                 running.finish(.failure(CancellationError()))
@@ -283,7 +282,7 @@
         /// Sends the outbox, then applies what the shared log holds after the file's cursor; the
         /// first write of the pull also removes what was sent from the outbox, so that an
         /// exchange costs one write to the file.
-        private func exchange(_ connection: PostgresConnection) async throws {
+        private func exchange(_ connection: SyncConnection) async throws {
             try Task.checkCancellation()
             let sent = try await push(connection)
             if case .refused = status {
@@ -305,7 +304,7 @@
         /// sequence of the last one sent. A change set the log has already (sent before a
         /// failure, its removal from the outbox lost) is not added twice: the log's unique
         /// (node, local sequence) passes over it.
-        private func push(_ connection: PostgresConnection) async throws -> UInt64? {
+        private func push(_ connection: SyncConnection) async throws -> UInt64? {
             var sent: UInt64?
             while true {
                 let after = sent ?? 0
@@ -313,10 +312,10 @@
                 guard let last = entries.last else { return sent }
                 try Task.checkCancellation()
                 let node = self.node
-                try await connection.withTransaction(logger: logger) { connection in
+                try await connection.transaction { connection in
                     // One pusher at a time: each takes its sequence numbers and commits before the
                     // next begins, so a puller never sees a number before a smaller one is visible.
-                    try await connection.query("SELECT pg_advisory_xact_lock(7301)", logger: logger)
+                    try await connection.query("SELECT pg_advisory_xact_lock(7301)")
                     for entry in entries {
                         let localSequence = Int64(entry.sequence)
                         let changes = Data(entry.changes)  // bytea ([UInt8] would be sent as an array)
@@ -324,9 +323,9 @@
                             """
                             INSERT INTO lmdbrealm_changes (node, local_sequence, changes) VALUES (\(node), \(localSequence), \(changes))
                             ON CONFLICT (node, local_sequence) DO NOTHING
-                            """, logger: logger)
+                            """)
                     }
-                    try await connection.query("SELECT pg_notify('lmdbrealm_changes', '')", logger: logger)
+                    try await connection.query("SELECT pg_notify('lmdbrealm_changes', '')")
                 }
                 sent = last.sequence
             }
@@ -337,14 +336,13 @@
         /// behind the snapshot (the change sets after it may be folded and gone) loads the
         /// snapshot first.
         /// - Returns: The file's cursor and the snapshot's position, as last seen.
-        private func pull(_ connection: PostgresConnection, removingOutboxThrough sent: UInt64?) async throws -> (cursor: Int64, snapshot: Int64) {
+        private func pull(_ connection: SyncConnection, removingOutboxThrough sent: UInt64?) async throws -> (cursor: Int64, snapshot: Int64) {
             var removal = sent
             while true {
                 let cursor = try await file.perform { try $0.syncState()?.cursor ?? 0 }
                 try Task.checkCancellation()
                 let rows = try await connection.query(
-                    "SELECT sequence, node, changes FROM lmdbrealm_changes WHERE sequence > \(cursor) ORDER BY sequence LIMIT 1000",
-                    logger: logger)
+                    "SELECT sequence, node, changes FROM lmdbrealm_changes WHERE sequence > \(cursor) ORDER BY sequence LIMIT 1000")
                 var incoming: [SyncIncoming] = []
                 for try await (sequence, node, changes) in rows.decode((Int64, String, ByteBuffer).self) {
                     incoming.append(SyncIncoming(sequence: sequence, node: node, changes: Array(changes.readableBytesView)))

@@ -12,6 +12,7 @@
         @Persisted var title = ""
         @Persisted var stars = 0
         @Persisted var tags: List<String>
+        @Persisted var parent: SyncedNote?
     }
 
     /// A node: its file, and its client running until the node is stopped.

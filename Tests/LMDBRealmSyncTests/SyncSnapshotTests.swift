@@ -91,6 +91,33 @@
             }
         }
 
+        @Test func linksReachTheirTargetsWhicheverPageOfTheSnapshotHoldsThem() async throws {
+            let server = try await onNewThread { try PostgresServer.start() }
+            defer { server.stop() }
+            try await withTemporaryDirectory { dir in
+                let a = try await Node("a", in: dir, server: server)
+                // More notes than a write of the snapshot's load takes, in a ring of links.
+                let count = 6_000
+                try await a.write { realm in
+                    let notes = (0..<count).map { realm.create(SyncedNote.self, value: ["id": "n\($0)"]) }
+                    for (i, note) in notes.enumerated() { note.parent = notes[(i + 1) % count] }
+                }
+                #expect(await a.waitUntilSent())
+                #expect(try await a.client.compactLog(keepingLatest: 0) == 1)
+                let c = try await Node("c", in: dir, server: server)
+                #expect(try await c.notes(timeout: 120, appliedThrough: 1)?.count == count)
+                let wrong = try await onNewThread {
+                    let realm = try Realm(configuration: c.configuration)
+                    return realm.objects(SyncedNote.self).filter { note in
+                        note.parent?.id != "n\((Int(note.id.dropFirst())! + 1) % count)"
+                    }.count
+                }
+                #expect(wrong == 0)
+                await a.stop()
+                await c.stop()
+            }
+        }
+
         @Test func nodesCompactTheLogByThemselves() async throws {
             let server = try await onNewThread { try PostgresServer.start() }
             defer { server.stop() }

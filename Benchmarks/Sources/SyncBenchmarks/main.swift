@@ -1,5 +1,6 @@
 // Sync's figures: the time from a commit on one node to an observer on another, synced writes
-// per second under group commit, and the speed at which a new node applies the log. Against a
+// per second under group commit, the speed at which a new node applies the log, folds it into
+// the snapshot, and starts from the snapshot. Against a
 // real PostgreSQL server on this machine, which Scripts/with-postgres.sh starts:
 //
 //     make bench-sync
@@ -219,8 +220,11 @@ func runWrites(_ store: RealmStore, writes: Int, writers: Int) async throws {
     }
 }
 
-/// A new node applying a log of `objects` objects, created `perCommit` to a commit on node A.
-func catchUp(in directory: URL, postgres: SyncClient.Postgres, objects: Int, perCommit: Int) async throws -> Duration {
+/// A new node applying a log of `objects` objects, created `perCommit` to a commit on node A;
+/// then the log folded into the snapshot (all of it), and another new node starting from that.
+func catchUp(in directory: URL, postgres: SyncClient.Postgres, objects: Int, perCommit: Int) async throws
+    -> (log: Duration, compaction: Duration, snapshot: Duration)
+{
     let a = try await Node("catchup-a", in: directory, postgres: postgres)
     let configuration = a.configuration
     try await onNewThread {
@@ -241,8 +245,18 @@ func catchUp(in directory: URL, postgres: SyncClient.Postgres, objects: Int, per
     let observer = observe(Note.self, of: b, into: seen) { $0.count }
     let applied = try await onNewThread { seen.wait(for: objects) } - start
     observer.cancel()
+    let compactionStart = ContinuousClock.now
+    try await b.client.compactLog(keepingLatest: 0)
+    let compaction = ContinuousClock.now - compactionStart
     await b.stop()
-    return applied
+    let snapshotStart = ContinuousClock.now
+    let c = try await Node("catchup-c", in: directory, postgres: postgres)
+    let seenByC = Seen()
+    let observerOfC = observe(Note.self, of: c, into: seenByC) { $0.count }
+    let loaded = try await onNewThread { seenByC.wait(for: objects) } - snapshotStart
+    observerOfC.cancel()
+    await c.stop()
+    return (applied, compaction, loaded)
 }
 
 // MARK: - The run
@@ -292,7 +306,9 @@ let report = """
     | the same writes on a file that is not synced | \(Int(Double(writes) / seconds(unsynced))) writes/s |
     | the same writes on a synced file whose client does not run (the outbox alone) | \(Int(Double(writes) / seconds(outboxOnly))) writes/s |
     | the same writes applied on B, from the first write | \(Int(Double(writes) / seconds(applied))) writes/s (\(Int(2 * Double(writes) / seconds(applied))) changes/s) |
-    | a new node applying a log of \(objects) objects (\(perCommit) a commit on A) | \(Int(Double(objects) / seconds(caughtUp))) objects/s (\(String(format: "%.2f", seconds(caughtUp))) s) |
+    | a new node applying a log of \(objects) objects (\(perCommit) a commit on A) | \(Int(Double(objects) / seconds(caughtUp.log))) objects/s (\(String(format: "%.2f", seconds(caughtUp.log))) s) |
+    | that log folded into the snapshot (compaction) | \(Int(Double(objects) / seconds(caughtUp.compaction))) objects/s (\(String(format: "%.2f", seconds(caughtUp.compaction))) s) |
+    | a new node starting from that snapshot | \(Int(Double(objects) / seconds(caughtUp.snapshot))) objects/s (\(String(format: "%.2f", seconds(caughtUp.snapshot))) s) |
 
     """
 print(report)
