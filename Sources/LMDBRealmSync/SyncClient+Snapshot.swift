@@ -31,6 +31,11 @@
         var schemaVersion: UInt64 = 0
     }
 
+    /// The shared log's snapshot holds what this client cannot read.
+    struct SyncSnapshotError: Error, CustomStringConvertible {
+        var description: String
+    }
+
     extension SyncClient {
         /// Folds the shared log's change sets older than its newest `count` into the snapshot,
         /// and removes them from the log, at once, on a connection of its own (``run()`` does it
@@ -49,6 +54,22 @@
             } catch {
                 try? await raw.close()
                 throw error
+            }
+        }
+
+        /// The object of a row of `lmdbrealm_objects` (class, key, state), read from the cells'
+        /// bytes (decoding the row as a tuple of Swift values costs more than the object).
+        static func snapshotObject(_ row: PostgresRow) throws -> SyncSnapshotObject {
+            var cells = row.makeIterator()
+            guard let className = cells.next()?.bytes, let key = cells.next()?.bytes, let state = cells.next()?.bytes else {
+                throw SyncSnapshotError(description: "a row of lmdbrealm_objects lacks its class, key or state")
+            }
+            do {
+                return try SyncSnapshotObject(
+                    className: String(buffer: className), key: Array(key.readableBytesView), decoding: Array(state.readableBytesView))
+            } catch {
+                throw SyncSnapshotError(
+                    description: "the snapshot's object \(String(buffer: className)) \(Array(key.readableBytesView)) is malformed: \(error)")
             }
         }
 
@@ -157,10 +178,8 @@
                         try await withThrowingTaskGroup(of: Void.self) { writes in
                             var page: [SyncSnapshotObject] = []
                             page.reserveCapacity(Self.snapshotPage)
-                            for try await (className, key, state) in rows.decode((String, ByteBuffer, ByteBuffer).self) {
-                                page.append(
-                                    try SyncSnapshotObject(
-                                        className: className, key: Array(key.readableBytesView), decoding: Array(state.readableBytesView)))
+                            for try await row in rows {
+                                page.append(try Self.snapshotObject(row))
                                 if page.count == Self.snapshotPage {
                                     let objects = page
                                     try await writes.next()

@@ -17,9 +17,9 @@ package struct SyncSnapshotObject: Equatable, Sendable {
     package var created: SyncStamp?
     /// The stamp of its newest deletion, if any.
     package var deleted: SyncStamp?
-    /// The values of the living object, by property name, each with the stamp of the write
-    /// that set it.
-    package var values: [String: StampedValue]
+    /// The values of the living object, one per property, each with the stamp of the write
+    /// that set it (an array: an object has few properties, and a snapshot many objects).
+    package var values: [StampedValue]
 
     package struct StampedValue: Equatable, Sendable {
         package var value: SyncValue
@@ -29,7 +29,7 @@ package struct SyncSnapshotObject: Equatable, Sendable {
     package init(className: String, key: [UInt8]) {
         self.className = className
         self.key = key
-        self.values = [:]
+        self.values = []
     }
 
     /// Whether the object exists: created, and not deleted since.
@@ -40,7 +40,7 @@ package struct SyncSnapshotObject: Equatable, Sendable {
 
     /// Whether a value links to another object (a link, or a list, set or map of them).
     package var hasLinks: Bool {
-        values.values.contains { $0.value.type == PropertyType.object.rawValue && $0.value.field != .null }
+        values.contains { $0.value.type == PropertyType.object.rawValue && $0.value.field != .null }
     }
 
     /// Folds in `change` (of this object), made by the write stamped `stamp`.
@@ -50,7 +50,7 @@ package struct SyncSnapshotObject: Equatable, Sendable {
             if let created, created > stamp { return }
             if let deleted, deleted > stamp { return }
             deleted = stamp
-            values = [:]
+            values = []
         case .insert:
             if let deleted, deleted > stamp { return }
             if let created, created > stamp {
@@ -67,25 +67,30 @@ package struct SyncSnapshotObject: Equatable, Sendable {
 
     private mutating func setValues(_ new: [SyncValue], stamp: SyncStamp) {
         for value in new {
-            if let last = values[value.property], last.stamp > stamp { continue }
-            values[value.property] = StampedValue(value: value, stamp: stamp)
+            let new = StampedValue(value: value, stamp: stamp)
+            if let index = values.firstIndex(where: { $0.value.property == value.property }) {
+                if values[index].stamp <= stamp { values[index] = new }
+            } else {
+                values.append(new)
+            }
         }
     }
 
-    /// The change sets that make a file hold what this object holds, each to apply with its
-    /// stamp: the deletion, the creation, then the values in the order of their stamps (the
-    /// creation's own first).
+    /// The changes that make a file hold what this object holds, each to apply with its stamp:
+    /// the deletion, the creation with the values it set, then the values set later (in any
+    /// order: each wins or loses by its stamp).
     package func changeSets() -> [(stamp: SyncStamp, change: SyncChange)] {
         var out: [(SyncStamp, SyncChange)] = []
         if let deleted { out.append((deleted, SyncChange(kind: .delete, className: className, key: key))) }
         guard let created, isAlive else { return out }
-        let byStamp = Dictionary(grouping: values.values, by: \.stamp)
-        let own = (byStamp[created] ?? []).map(\.value).sorted { $0.property < $1.property }
-        out.append((created, SyncChange(kind: .insert, className: className, key: key, values: own)))
-        for stamp in byStamp.keys.sorted() where stamp != created {
-            let set = byStamp[stamp]!.map(\.value).sorted { $0.property < $1.property }
-            out.append((stamp, SyncChange(kind: .update, className: className, key: key, values: set)))
+        var own: [SyncValue] = []
+        own.reserveCapacity(values.count)
+        var later: [SyncStamp: [SyncValue]] = [:]
+        for stamped in values {
+            if stamped.stamp == created { own.append(stamped.value) } else { later[stamped.stamp, default: []].append(stamped.value) }
         }
+        out.append((created, SyncChange(kind: .insert, className: className, key: key, values: own)))
+        for (stamp, set) in later { out.append((stamp, SyncChange(kind: .update, className: className, key: key, values: set))) }
         return out
     }
 }
@@ -106,7 +111,7 @@ extension SyncSnapshotObject {
                 out.append(0)
             }
         }
-        let sorted = values.values.sorted { $0.value.property < $1.value.property }
+        let sorted = values.sorted { $0.value.property < $1.value.property }
         SyncBytes.appendVarint(UInt64(sorted.count), to: &out)
         for stamped in sorted {
             SyncBytes.appendWord(stamped.stamp.clock, to: &out)
@@ -132,10 +137,11 @@ extension SyncSnapshotObject {
         created = try reader.byte("creation tag") == 0 ? nil : try stamp("creation")
         deleted = try reader.byte("deletion tag") == 0 ? nil : try stamp("deletion")
         let count = try reader.count("values")
+        values.reserveCapacity(count)
         for _ in 0..<count {
             let s = try stamp("value")
             let value = try SyncValue(reading: &reader, of: className)
-            values[value.property] = StampedValue(value: value, stamp: s)
+            values.append(StampedValue(value: value, stamp: s))
         }
         guard reader.isAtEnd else { throw SyncBytes.Malformed(description: "\(reader.remaining) bytes follow the last value") }
     }

@@ -107,6 +107,7 @@ extension Realm {
             if let sent { try session.removeOutbox(store, through: sent) }
             var state = try session.view.syncState(store, in: file)
             let schemaVersion = try file.schemaVersion(in: session.view) ?? 0
+            let applier = SyncApplier(realm: self, session: session, store: store)
             for item in incoming where item.sequence > state.cursor {
                 let set: SyncChangeSet
                 do {
@@ -121,8 +122,7 @@ extension Realm {
                             "Change set \(item.sequence) from node '\(item.node)' was made with schema version \(set.schemaVersion); the realm at '\(file.url.path)' has version \(schemaVersion)",
                             fileURL: file.url)
                     }
-                    try SyncApplier(realm: self, session: session, store: store, stamp: SyncStamp(clock: set.clock, node: item.node))
-                        .apply(set, sequence: item.sequence)
+                    try applier.apply(set, stamp: SyncStamp(clock: set.clock, node: item.node), sequence: item.sequence)
                 }
                 state.cursor = item.sequence
                 state.clock = max(state.clock, set.clock)
@@ -161,19 +161,33 @@ extension Realm {
                         fileURL: file.url)
                 }
                 let link = PropertyType.object.rawValue
+                // The objects' changes grouped by stamp (objects made by one commit share it), a
+                // change set for each: deletions and creations first, then the values set
+                // later, which need their objects to exist. Otherwise the rules make the order
+                // of the sets indifferent.
+                var lives: [SyncStamp: [SyncChange]] = [:]
+                var updates: [SyncStamp: [SyncChange]] = [:]
                 for object in objects {
                     for (stamp, var change) in object.changeSets() {
                         if links {
                             guard change.kind != .delete else { continue }
                             change.kind = .update
-                            change.values = change.values.filter { $0.type == link }
+                            change.values.removeAll { $0.type != link }
                             guard !change.values.isEmpty else { continue }
-                        } else {
-                            change.values = change.values.filter { $0.type != link }
+                        } else if change.values.contains(where: { $0.type == link }) {
+                            change.values.removeAll { $0.type == link }
                         }
-                        let set = SyncChangeSet(clock: stamp.clock, schemaVersion: schemaVersion, changes: [change])
-                        try SyncApplier(realm: self, session: session, store: store, stamp: stamp).apply(set, sequence: through?.sequence ?? 0)
+                        if change.kind == .update {
+                            updates[stamp, default: []].append(change)
+                        } else {
+                            lives[stamp, default: []].append(change)
+                        }
                     }
+                }
+                let applier = SyncApplier(realm: self, session: session, store: store)
+                for (stamp, changes) in Array(lives) + Array(updates) {
+                    let set = SyncChangeSet(clock: stamp.clock, schemaVersion: schemaVersion, changes: changes)
+                    try applier.apply(set, stamp: stamp, sequence: through?.sequence ?? 0)
                 }
                 guard let through else { return }
                 let state = try session.view.syncState(store, in: file)
@@ -199,16 +213,28 @@ extension Realm {
 /// value of the write with the greater stamp; a delete wins over every update and over a
 /// creation older than itself; a link (or list element) to an object this file does not have
 /// is null (left out).
-private struct SyncApplier {
+private final class SyncApplier {
     let realm: Realm
     let session: WriteSession
     let store: SyncStore
-    let stamp: SyncStamp
+    /// The stamp of the change set being applied.
+    private var stamp = SyncStamp(clock: 0, node: "")
+    /// The tables of the classes met so far in this write.
+    private var tables: [String: Table] = [:]
+
+    init(realm: Realm, session: WriteSession, store: SyncStore) {
+        self.realm = realm
+        self.session = session
+        self.store = store
+    }
 
     private var file: StoreFile { session.file }
     private var view: StoreView { session.view }
 
-    func apply(_ set: SyncChangeSet, sequence: Int64) throws {
+    /// Applies `set`, the write stamped `stamp`; `sequence` (its place in the log) names it in
+    /// errors.
+    func apply(_ set: SyncChangeSet, stamp: SyncStamp, sequence: Int64) throws {
+        self.stamp = stamp
         // Deletions and creations first, so that links within the set find their targets.
         var live: [(SyncChange, Table)] = []
         for change in set.changes {
@@ -229,12 +255,14 @@ private struct SyncApplier {
     }
 
     private func table(_ className: String, sequence: Int64) throws -> Table {
+        if let table = tables[className] { return table }
         guard let table = realm.dynamicBinding(named: className)?.table else {
             throw Realm.Error(
                 .schemaMismatch,
                 "Change set \(sequence) from node '\(stamp.node)' changes class '\(className)', which the realm at '\(file.url.path)' does not have",
                 fileURL: file.url)
         }
+        tables[className] = table
         return table
     }
 
@@ -318,7 +346,15 @@ private struct SyncApplier {
     }
 
     private func targetExists(_ key: [UInt8], of property: Property) throws -> Bool {
-        guard let name = property.objectClassName, let target = realm.dynamicBinding(named: name)?.table else { return false }
+        guard let name = property.objectClassName else { return false }
+        let target: Table
+        if let known = tables[name] {
+            target = known
+        } else {
+            guard let found = realm.dynamicBinding(named: name)?.table else { return false }
+            tables[name] = found
+            target = found
+        }
         return try exists(key, in: target)
     }
 
