@@ -19,6 +19,19 @@ final class SyncNote: Object {
     @Persisted var related: List<SyncNote>
 }
 
+/// The next release of `SyncNote`: one property added (schema version 1).
+final class SyncNoteV2: Object {
+    override class func className() -> String { "SyncNote" }
+    @Persisted(primaryKey: true) var id = ""
+    @Persisted var title = ""
+    @Persisted var body = ""
+    @Persisted var stars = 0
+    @Persisted var folder: SyncFolder?
+    @Persisted var tags: List<String>
+    @Persisted var related: List<SyncNoteV2>
+    @Persisted var priority = 0
+}
+
 /// The shared log as PostgreSQL keeps it for LMDBRealmSync — change sets in one global order —
 /// held in memory, so that the merge rules are tested on real files without a server.
 final class SharedLog {
@@ -329,6 +342,63 @@ private func contents(_ realm: Realm) -> [String] {
             #expect(try a.syncOutbox(after: 0, limit: 10).map(\.sequence) == [2])
             #expect(try a.syncState()?.cursor == 1)
             #expect(a.objects(SyncFolder.self).map(\.id).sorted() == ["f1", "f2", "g"])
+        }
+    }
+
+    /// Node a moves to the next schema release (a property added) while b stays on the first:
+    /// b refuses a's change sets of the new release, applies nothing of them, and goes on sending
+    /// its own, which a applies; once b has the new release too, it applies what it refused.
+    @Test func anAdditiveMigrationOnOneNodeReachesTheOthersOnceTheyHaveIt() throws {
+        try withTemporaryDirectory { dir in
+            /// Node `node`'s file, opened with the schema of `release` (1 or 2).
+            func open(_ node: String, release: Int) throws -> Realm {
+                var config = makeConfiguration(
+                    dir, "\(node).realm", types: release == 1 ? [SyncNote.self, SyncFolder.self] : [SyncNoteV2.self, SyncFolder.self])
+                config.schemaVersion = UInt64(release - 1)
+                let realm = try Realm(configuration: config)
+                try realm.enableSync(node: node)
+                return realm
+            }
+            let log = SharedLog()
+            do {
+                let a = try open("a", release: 1)
+                let b = try open("b", release: 1)
+                try a.write { a.add(SyncNote(value: ["id": "n1", "title": "first"])) }
+                try log.push(a)
+                try log.pull(b)
+            }
+            do {
+                let a = try open("a", release: 2)
+                try a.write {
+                    a.object(ofType: SyncNoteV2.self, forPrimaryKey: "n1")!.priority = 5
+                    a.add(SyncNoteV2(value: ["id": "n2", "title": "second", "priority": 2]))
+                }
+                try log.push(a)
+                // b, on the first release, refuses a's new change sets and applies nothing.
+                let b = try open("b", release: 1)
+                let cursor = try #require(try b.syncState()).cursor
+                let error = #expect(throws: Realm.Error.self) { try log.pull(b) }
+                #expect(error?.code == .schemaMismatch)
+                #expect(error?.localizedDescription.contains("schema version 1") == true)
+                #expect(try b.syncState()?.cursor == cursor)
+                #expect(Array(b.objects(SyncNote.self).map(\.id)) == ["n1"])
+                // b's own writes still reach a.
+                try b.write { b.object(ofType: SyncNote.self, forPrimaryKey: "n1")!.body = "from b" }
+                try log.push(b)
+                try log.pull(a)
+                #expect(a.object(ofType: SyncNoteV2.self, forPrimaryKey: "n1")?.body == "from b")
+            }
+            // b on the new release applies what it refused; both files agree.
+            let a = try open("a", release: 2)
+            let b = try open("b", release: 2)
+            try log.push(b)
+            try log.pull(b)
+            try log.pull(a)
+            func lines(_ realm: Realm) -> [String] {
+                realm.objects(SyncNoteV2.self).sorted(byKeyPath: "id").map { "\($0.id) \($0.title) \($0.body) \($0.priority)" }
+            }
+            #expect(lines(b) == ["n1 first from b 5", "n2 second  2"])
+            #expect(lines(a) == lines(b))
         }
     }
 
