@@ -71,6 +71,23 @@
     /// The ArticleCache example's `watch --sync`, as the README shows it: two caches on two
     /// "machines" (processes with files of their own) and a fetch into one of them.
     @Suite struct ArticleCacheSyncTests {
+        @Test(arguments: [
+            (["--sync", "mysql://u@127.0.0.1/db"], "--sync is not a URL of the form postgres://"),
+            (["--sync", "postgres://127.0.0.1/db"], "--sync is not a URL of the form postgres://"),
+            (["--node", "a"], "--node names this cache for --sync, which is missing"),
+        ])
+        func aMalformedSyncOptionIsAUsageErrorThatOpensNothing(arguments: [String], message: String) async throws {
+            try await withTemporaryDirectory { dir in
+                let cache = dir.appendingPathComponent("cache.realm")
+                let result = try await onNewThread {
+                    try run(builtExecutable(named: "ArticleCache"), ["watch", "--database", cache.path] + arguments)
+                }
+                #expect(result.status == 64, "\(result.output)")
+                #expect(result.output.contains(message), "\(result.output)")
+                #expect(!FileManager.default.fileExists(atPath: cache.path))
+            }
+        }
+
         @Test func aFetchIntoOneCacheIsPrintedByTheWatcherOfAnother() async throws {
             let server = try await onNewThread { try PostgresServer.start() }
             defer { server.stop() }
