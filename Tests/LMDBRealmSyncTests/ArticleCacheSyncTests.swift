@@ -115,6 +115,11 @@
                     let added = watchers.map { watcher in watcher.output.split(separator: "\n").filter { $0.hasPrefix("+ ") }.sorted() }
                     #expect(added[0].count == 10)
                     #expect(added[1] == added[0])
+                    // b, which never fetched, holds what a holds: the articles with their
+                    // authors, keywords and embedded multimedia.
+                    let dumps = try [a, b].map { try run(builtExecutable(named: "lmdbrealm"), ["dump", $0]).output }
+                    #expect(dumps[1].contains(#""multimedia":[{"url":"https://"#), "\(dumps[1].prefix(2000))")
+                    #expect(dumps[1] == dumps[0])
                 }
             }
         }

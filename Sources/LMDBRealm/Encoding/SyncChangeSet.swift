@@ -116,6 +116,26 @@ extension SyncChangeSet {
 }
 
 extension SyncValue {
+    /// The bytes of an embedded object whose properties have `values`: how it travels, as the
+    /// value of its parent's property.
+    static func encodedObject(_ values: [SyncValue]) -> [UInt8] {
+        var out: [UInt8] = []
+        SyncBytes.appendVarint(UInt64(values.count), to: &out)
+        for value in values { value.append(to: &out) }
+        return out
+    }
+
+    /// The property values of the embedded object of class `className` that `bytes` encode.
+    static func decodedObject(_ bytes: [UInt8], of className: String) throws -> [SyncValue] {
+        var reader = SyncBytes.Reader(bytes)
+        let count = try reader.count("values of an embedded '\(className)'")
+        var values: [SyncValue] = []
+        values.reserveCapacity(count)
+        for _ in 0..<count { values.append(try SyncValue(reading: &reader, of: className)) }
+        guard reader.isAtEnd else { throw SyncBytes.Malformed(description: "\(reader.remaining) bytes follow an embedded '\(className)'") }
+        return values
+    }
+
     /// Appends the value's bytes (as change sets and snapshots hold them) to `out`.
     func append(to out: inout [UInt8]) {
         SyncBytes.appendBytes(Array(property.utf8), to: &out)

@@ -325,6 +325,10 @@ private final class SyncApplier {
             if property.isPrimary { continue }
             if let last = try stamp(of: change, value.property), last > stamp { continue }
             try session.setStamp(store, stamp, className: change.className, key: change.key, property: value.property)
+            if let embedded = session.embeddedTable(of: property) {
+                try setEmbedded(value.field, of: change.key, in: table, column: column, embedded: embedded)
+                continue
+            }
             switch value.field {
             case .elements(let elements):
                 guard table.lists[column] != nil else { continue }
@@ -343,6 +347,74 @@ private final class SyncApplier {
                 }
             }
         }
+    }
+
+    /// Sets the link or list `column` of the object `owner` of `table` to new embedded objects
+    /// made from `field`; those it held before are deleted (by the link's or list's rewriting,
+    /// as embedded objects replaced are).
+    private func setEmbedded(_ field: SyncValue.Field, of owner: [UInt8], in table: Table, column: Int, embedded: Table) throws {
+        let key = ObjectKey(owner)
+        if let list = table.lists[column] {
+            guard case .elements(let elements) = field else { return }
+            let old = try owner.withUnsafeBytes { try view.listElements(list, owner: $0) }
+            var made: [[UInt8]?] = []
+            for case let element? in elements { made.append(try createEmbedded(element, in: embedded)) }
+            try session.setList(made, old: old, of: key, in: table, column: column)
+        } else {
+            var made: [UInt8]?
+            if case .value(let bytes) = field { made = try createEmbedded(bytes, in: embedded) }
+            try owner.withUnsafeBytes { k in
+                guard let record = try view.record(of: table, key: k) else { return }
+                try made.withUnsafeBytesIfPresent { try session.replaceField(of: key, record: record, in: table, storedColumn: column, with: $0) }
+            }
+        }
+    }
+
+    /// Makes an embedded object of `table` from the bytes of a parent's value (its own embedded
+    /// objects too), and returns its key. Links to objects this file does not have are null.
+    private func createEmbedded(_ bytes: [UInt8], in table: Table) throws -> [UInt8] {
+        let values: [SyncValue]
+        do {
+            values = try SyncValue.decodedObject(bytes, of: table.className)
+        } catch {
+            throw Realm.Error(.invalidValue, "An embedded '\(table.className)' from node '\(stamp.node)' is malformed: \(error)", fileURL: file.url)
+        }
+        let given = Dictionary(values.map { ($0.property, $0) }, uniquingKeysWith: { a, _ in a })
+        var fields: [[UInt8]?] = []
+        for property in table.schema.properties {
+            guard !property.isArray, property.type != .linkingObjects else {
+                fields.append(nil)
+                continue
+            }
+            let value = given[property.name]
+            if property.type == .object {
+                guard case .value(let target)? = value?.field else {
+                    fields.append(nil)
+                    continue
+                }
+                if let embedded = session.embeddedTable(of: property) {
+                    fields.append(try createEmbedded(target, in: embedded))
+                } else {
+                    fields.append(try targetExists(target, of: property) ? target : nil)
+                }
+            } else if let value, value.type == property.type.rawValue, case .value(let bytes) = value.field {
+                fields.append(bytes)
+            } else {
+                fields.append(property.isOptional ? nil : Realm.defaultField(property.type))
+            }
+        }
+        let key = try session.insert(fields: fields, into: table, update: .error)
+        for (column, property) in table.schema.properties.enumerated() {
+            guard table.lists[column] != nil, case .elements(let elements)? = given[property.name]?.field else { continue }
+            if let embedded = session.embeddedTable(of: property) {
+                var made: [[UInt8]?] = []
+                for case let element? in elements { made.append(try createEmbedded(element, in: embedded)) }
+                try session.setList(made, of: key, in: table, column: column)
+            } else {
+                try session.setList(try present(elements, of: property, isMap: property.isMap), of: key, in: table, column: column)
+            }
+        }
+        return key.withBytes { Array($0) }
     }
 
     private func targetExists(_ key: [UInt8], of property: Property) throws -> Bool {

@@ -215,23 +215,29 @@ extension WriteSession {
         let clock = SyncStamp.next(after: state.clock)
         let stamp = SyncStamp(clock: clock, node: state.node)
         var changes: [SyncChange] = []
-        for (className, tableChanges) in log.tables.sorted(by: { $0.key < $1.key }) {
+        // An embedded object travels inside its parent's property: changed in place, it makes
+        // its parent's property change.
+        let parents = try embeddedParents(log)
+        for className in Set(log.tables.keys).union(parents.keys).sorted() {
             guard let table = catalog.tables[className] ?? file.table(named: className), table.primaryKeyColumn != nil else { continue }
-            let inserted = Set(tableChanges.inserted)
-            for key in tableChanges.deleted where !inserted.contains(key) {
+            let tableChanges = log.tables[className]
+            let inserted = Set(tableChanges?.inserted ?? [])
+            for key in tableChanges?.deleted ?? [] where !inserted.contains(key) {
                 let bytes = key.withBytes { Array($0) }
                 changes.append(SyncChange(kind: .delete, className: className, key: bytes))
                 try removePropertyStamps(store, className: className, key: bytes)
                 try setStamp(store, stamp, className: className, key: bytes, property: SyncStore.deleted)
             }
-            for key in tableChanges.inserted {
+            for key in tableChanges?.inserted ?? [] {
                 let bytes = key.withBytes { Array($0) }
                 guard let values = try syncValues(of: bytes, in: table, columns: nil) else { continue }
                 changes.append(SyncChange(kind: .insert, className: className, key: bytes, values: values))
                 try setStamp(store, stamp, className: className, key: bytes, property: SyncStore.created)
                 for value in values { try setStamp(store, stamp, className: className, key: bytes, property: value.property) }
             }
-            let modified = tableChanges.modified.filter { !inserted.contains($0.key) }.map { (key: $0.key.withBytes { Array($0) }, mask: $0.value) }
+            var masks = tableChanges?.modified ?? [:]
+            for (key, mask) in parents[className] ?? [:] { masks[key, default: 0] |= mask }
+            let modified = masks.filter { !inserted.contains($0.key) }.map { (key: $0.key.withBytes { Array($0) }, mask: $0.value) }
             for (bytes, mask) in modified.sorted(by: { ByteOrder.compare($0.key, $1.key) < 0 }) {
                 guard let values = try syncValues(of: bytes, in: table, columns: mask), !values.isEmpty else { continue }
                 changes.append(SyncChange(kind: .update, className: className, key: bytes, values: values))
@@ -247,12 +253,59 @@ extension WriteSession {
         try putSyncWord(store, "clock", clock)
     }
 
-    /// Whether values of `property` mean the same in another file: not links to embedded objects
-    /// or to objects without a primary key, whose keys are this file's own.
+    /// Whether values of `property` mean the same in another file: not links to objects without
+    /// a primary key, whose keys are this file's own, unless they are embedded objects (which
+    /// travel as values, in a link or a list; a map of them stays local).
     func syncs(_ property: Property) -> Bool {
         guard property.type == .object, let target = property.objectClassName else { return true }
         guard let table = catalog.tables[target] ?? file.table(named: target) else { return false }
-        return !table.schema.isEmbedded && table.primaryKeyColumn != nil
+        if table.schema.isEmbedded { return !property.isMap }
+        return table.primaryKeyColumn != nil
+    }
+
+    /// The table of the embedded objects `property` links to, if it does.
+    func embeddedTable(of property: Property) -> Table? {
+        guard property.type == .object, let target = property.objectClassName,
+            let table = catalog.tables[target] ?? file.table(named: target), table.schema.isEmbedded
+        else { return nil }
+        return table
+    }
+
+    /// The objects with a primary key whose embedded objects (at any depth) the write `log`
+    /// changed in place, with the columns that hold them.
+    private func embeddedParents(_ log: ChangeLog) throws -> [String: [ObjectKey: UInt64]] {
+        var found: [String: [ObjectKey: UInt64]] = [:]
+        var origins: [String: [(table: Table, column: Int)]] = [:]
+        func climb(_ table: Table, _ key: ObjectKey, depth: Int) throws {
+            guard depth < 64 else { return }
+            if origins[table.className] == nil { origins[table.className] = try linkColumns(to: table.className) }
+            for (origin, column) in origins[table.className]! {
+                var owners: [ObjectKey] = []
+                try key.withBytes { target in
+                    try view.forEachBacklink(from: origin, column: column, to: target, file: file) { owner in
+                        owners.append(ObjectKey(owner))
+                        return true
+                    }
+                }
+                for owner in owners {
+                    if origin.schema.isEmbedded {
+                        try climb(origin, owner, depth: depth + 1)
+                    } else if origin.primaryKeyColumn != nil {
+                        found[origin.className, default: [:]][owner, default: 0] |= ChangeLog.bit(column)
+                    }
+                }
+            }
+        }
+        for (className, changes) in log.tables where !changes.modified.isEmpty {
+            guard let table = catalog.tables[className] ?? file.table(named: className), table.schema.isEmbedded else { continue }
+            for key in changes.modified.keys { try climb(table, key, depth: 0) }
+        }
+        return found
+    }
+
+    /// The values of the embedded object `key` of `table`, as a value of its parent's property.
+    private func embeddedValue(_ key: UnsafeRawBufferPointer, in table: Table) throws -> [UInt8]? {
+        try syncValues(of: Array(key), in: table, columns: nil).map(SyncValue.encodedObject)
     }
 
     /// The values of the stored object `key` of `table` in the stored columns of `mask` (all
@@ -266,12 +319,22 @@ extension WriteSession {
                 guard property.type != .linkingObjects, !(property.isPrimary && mask != nil), syncs(property) else { continue }
                 if let mask, mask & ChangeLog.bit(column) == 0 { continue }
                 let field: SyncValue.Field
+                let embedded = embeddedTable(of: property)
                 if let list = table.lists[column] {
-                    field = .elements(try view.listElements(list, owner: key))
+                    let elements = try view.listElements(list, owner: key)
+                    if let embedded {
+                        field = .elements(try elements.map { try $0.flatMap { try $0.withUnsafeBytes { try embeddedValue($0, in: embedded) } } })
+                    } else {
+                        field = .elements(elements)
+                    }
                 } else if property.isArray {
                     continue
                 } else if let bytes = table.field(record.baseAddress!, size: record.count, column: column, in: file) {
-                    field = .value(Array(bytes))
+                    if let embedded {
+                        field = try embeddedValue(bytes, in: embedded).map { .value($0) } ?? .null
+                    } else {
+                        field = .value(Array(bytes))
+                    }
                 } else {
                     field = .null
                 }

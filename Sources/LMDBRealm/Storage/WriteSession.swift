@@ -466,7 +466,7 @@ final class WriteSession {
     // MARK: - Links
 
     /// The link columns, in every class of the file, that point to objects of `className`.
-    private func linkColumns(to className: String) throws -> [(table: Table, column: Int)] {
+    func linkColumns(to className: String) throws -> [(table: Table, column: Int)] {
         var found: [(table: Table, column: Int)] = []
         for name in try view.classNames(in: file) {
             guard let table = try findTable(named: name) else { continue }

@@ -19,6 +19,35 @@ final class SyncNote: Object {
     @Persisted var related: List<SyncNote>
 }
 
+final class SyncCaption: EmbeddedObject {
+    @Persisted var text = ""
+}
+
+final class SyncPhoto: EmbeddedObject {
+    @Persisted var url = ""
+    @Persisted var width = 0
+    @Persisted var caption: SyncCaption?
+    @Persisted var folder: SyncFolder?
+}
+
+final class SyncAlbum: Object {
+    @Persisted(primaryKey: true) var id = ""
+    @Persisted var cover: SyncPhoto?
+    @Persisted var photos: List<SyncPhoto>
+}
+
+/// Every album of `realm` with its embedded photos, as comparable text.
+private func albums(_ realm: Realm) -> [String] {
+    realm.refresh()
+    func photo(_ p: SyncPhoto?) -> String {
+        guard let p else { return "-" }
+        return "\(p.url):\(p.width):\(p.caption?.text ?? "-"):\(p.folder?.id ?? "-")"
+    }
+    return realm.objects(SyncAlbum.self).sorted(byKeyPath: "id").map { album in
+        "\(album.id) cover \(photo(album.cover)) photos \(album.photos.map(photo))"
+    }
+}
+
 /// The next release of `SyncNote`: one property added (schema version 1).
 final class SyncNoteV2: Object {
     override class func className() -> String { "SyncNote" }
@@ -399,6 +428,71 @@ private func contents(_ realm: Realm) -> [String] {
             }
             #expect(lines(b) == ["n1 first from b 5", "n2 second  2"])
             #expect(lines(a) == lines(b))
+        }
+    }
+
+    /// Embedded objects travel inside their parent's property, at any depth, with links to
+    /// objects with a primary key; one changed in place sends its parent's property again.
+    @Test func embeddedObjectsReachAnotherFileWithTheirParent() throws {
+        try withTemporaryDirectory { dir in
+            func open(_ node: String) throws -> Realm {
+                let realm = try Realm(
+                    configuration: makeConfiguration(
+                        dir, "\(node).realm", types: [SyncAlbum.self, SyncPhoto.self, SyncCaption.self, SyncFolder.self]))
+                try realm.enableSync(node: node)
+                return realm
+            }
+            let (a, b) = (try open("a"), try open("b"))
+            let log = SharedLog()
+            try a.write {
+                let folder = a.create(SyncFolder.self, value: ["id": "f1", "name": "trips"])
+                a.add(
+                    SyncAlbum(value: [
+                        "id": "album",
+                        "cover": ["url": "c.jpg", "width": 10, "caption": ["text": "cover"], "folder": folder],
+                        "photos": [["url": "1.jpg", "width": 1], ["url": "2.jpg", "width": 2, "caption": ["text": "two"]]],
+                    ]))
+            }
+            try log.push(a)
+            try log.pull(b)
+            #expect(albums(b) == ["album cover c.jpg:10:cover:f1 photos [\"1.jpg:1:-:-\", \"2.jpg:2:two:-\"]"])
+            #expect(albums(b) == albums(a))
+
+            // Changed in place, two levels down and in a list.
+            try a.write {
+                let album = a.object(ofType: SyncAlbum.self, forPrimaryKey: "album")!
+                album.cover!.caption!.text = "new cover"
+                album.photos[1].width = 99
+            }
+            try log.push(a)
+            try log.pull(b)
+            #expect(albums(b) == ["album cover c.jpg:10:new cover:f1 photos [\"1.jpg:1:-:-\", \"2.jpg:99:two:-\"]"])
+
+            // Replaced and removed on b; a applies it.
+            try b.write {
+                let album = b.object(ofType: SyncAlbum.self, forPrimaryKey: "album")!
+                album.cover = SyncPhoto(value: ["url": "d.jpg", "width": 5])
+                album.photos.remove(at: 0)
+            }
+            try log.push(b)
+            try log.pull(a)
+            #expect(albums(a) == ["album cover d.jpg:5:-:- photos [\"2.jpg:99:two:-\"]"])
+            #expect(albums(a) == albums(b))
+
+            // A file that starts from a snapshot of the log has them too.
+            let d = try open("d")
+            var objects: [SyncObjectID: SyncSnapshotObject] = [:]
+            try SyncFold(log.entries).fold(into: &objects)
+            try d.applySyncSnapshot(Array(objects.values), links: false)
+            try d.applySyncSnapshot(objects.values.filter(\.hasLinks), links: true, through: (Int64(log.entries.count), 0))
+            #expect(albums(d) == albums(a))
+
+            // Nothing is left behind: embedded objects replaced on the way were deleted, and
+            // the rest go with their album.
+            try a.write { a.deleteAll() }
+            try log.push(a)
+            for realm in [b, d] { try log.pull(realm) }
+            for realm in [a, b, d] { #expect(realm.isEmpty) }
         }
     }
 
