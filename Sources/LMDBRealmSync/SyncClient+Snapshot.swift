@@ -57,20 +57,44 @@
             }
         }
 
-        /// The object of a row of `lmdbrealm_objects` (class, key, state), read from the cells'
-        /// bytes (decoding the row as a tuple of Swift values costs more than the object).
-        static func snapshotObject(_ row: PostgresRow) throws -> SyncSnapshotObject {
-            var cells = row.makeIterator()
-            guard let className = cells.next()?.bytes, let key = cells.next()?.bytes, let state = cells.next()?.bytes else {
-                throw SyncSnapshotError(description: "a row of lmdbrealm_objects lacks its class, key or state")
+        /// The next ``snapshotPage`` objects of the snapshot after `after` in (class, key) order
+        /// (only those with links if `links`), read as one value that PostgreSQL assembles: a
+        /// row per object costs more to send and read than the object itself.
+        private func snapshotPage(
+            _ connection: SyncConnection, after: (className: String, key: [UInt8]), links: Bool
+        ) async throws -> [SyncSnapshotObject] {
+            let key = ByteBuffer(bytes: after.key)
+            let rows = try await connection.query(
+                """
+                SELECT string_agg(
+                    int4send(octet_length(convert_to(class, 'UTF8'))) || convert_to(class, 'UTF8')
+                    || int4send(octet_length(key)) || key || int4send(octet_length(state)) || state, ''::bytea ORDER BY class, key)
+                FROM (SELECT class, key, state FROM lmdbrealm_objects
+                      WHERE (class, key) > (\(after.className), \(key)) AND (has_links OR NOT \(links))
+                      ORDER BY class, key LIMIT \(Self.snapshotPage)) AS page
+                """)
+            var blob: ByteBuffer?
+            for try await (bytes) in rows.decode(ByteBuffer?.self) { blob = bytes }
+            guard var blob else { return [] }
+            var objects: [SyncSnapshotObject] = []
+            objects.reserveCapacity(Self.snapshotPage)
+            func field(_ what: String) throws -> [UInt8] {
+                guard let count = blob.readInteger(as: Int32.self), count >= 0, let bytes = blob.readBytes(length: Int(count)) else {
+                    throw SyncSnapshotError(description: "a page of the snapshot ends inside an object's \(what)")
+                }
+                return bytes
             }
-            do {
-                return try SyncSnapshotObject(
-                    className: String(buffer: className), key: Array(key.readableBytesView), decoding: Array(state.readableBytesView))
-            } catch {
-                throw SyncSnapshotError(
-                    description: "the snapshot's object \(String(buffer: className)) \(Array(key.readableBytesView)) is malformed: \(error)")
+            while blob.readableBytes > 0 {
+                let className = String(decoding: try field("class"), as: UTF8.self)
+                let key = try field("key")
+                let state = try field("state")
+                do {
+                    objects.append(try SyncSnapshotObject(className: className, key: key, decoding: state))
+                } catch {
+                    throw SyncSnapshotError(description: "the snapshot's object \(className) \(key) is malformed: \(error)")
+                }
             }
+            return objects
         }
 
         func snapshotPosition(_ connection: SyncConnection) async throws -> SnapshotPosition {
@@ -170,33 +194,27 @@
                 guard position.through > cursor else { return true }
                 do {
                     for links in [false, true] {
-                        let rows = try await connection.query(
-                            links
-                                ? "SELECT class, key, state FROM lmdbrealm_objects WHERE has_links"
-                                : "SELECT class, key, state FROM lmdbrealm_objects")
                         // A page is applied while the next is read: one write at a time.
                         try await withThrowingTaskGroup(of: Void.self) { writes in
-                            var page: [SyncSnapshotObject] = []
-                            page.reserveCapacity(Self.snapshotPage)
-                            for try await row in rows {
-                                page.append(try Self.snapshotObject(row))
-                                if page.count == Self.snapshotPage {
-                                    let objects = page
-                                    try await writes.next()
-                                    writes.addTask {
-                                        try await self.file.perform {
-                                            try $0.applySyncSnapshot(objects, links: links, schemaVersion: position.schemaVersion)
-                                        }
+                            var after: (className: String, key: [UInt8]) = ("", [])
+                            while true {
+                                let page = try await self.snapshotPage(connection, after: after, links: links)
+                                guard let last = page.last, page.count == Self.snapshotPage else {
+                                    try await writes.waitForAll()
+                                    try await self.file.perform {
+                                        try $0.applySyncSnapshot(
+                                            page, links: links, schemaVersion: position.schemaVersion,
+                                            through: links ? (position.through, position.clock) : nil)
                                     }
-                                    page.removeAll(keepingCapacity: true)
+                                    break
                                 }
-                            }
-                            try await writes.waitForAll()
-                            let objects = page
-                            try await self.file.perform {
-                                try $0.applySyncSnapshot(
-                                    objects, links: links, schemaVersion: position.schemaVersion,
-                                    through: links ? (position.through, position.clock) : nil)
+                                after = (last.className, last.key)
+                                try await writes.next()
+                                writes.addTask {
+                                    try await self.file.perform {
+                                        try $0.applySyncSnapshot(page, links: links, schemaVersion: position.schemaVersion)
+                                    }
+                                }
                             }
                         }
                     }
