@@ -118,11 +118,31 @@
             }
         }
 
+        @Test func nodesToldNeverToCompactLeaveTheLogWhole() async throws {
+            let server = try await onNewThread { try PostgresServer.start() }
+            defer { server.stop() }
+            try await withTemporaryDirectory { dir in
+                let a = try await Node("a", in: dir, server: server, compaction: .never)
+                let b = try await Node("b", in: dir, server: server, compaction: .never)
+                try await writeHistory(on: a)
+                #expect(await a.waitUntilSent())
+                // Each of b's commits is an exchange of b's, after which a node may compact.
+                for tick in 0..<3 {
+                    try await b.write { $0.create(SyncedNote.self, value: ["id": "tick", "stars": tick], update: .modified) }
+                    #expect(await b.waitUntilSent())
+                }
+                #expect(try server.psql("SELECT count(*) FROM lmdbrealm_changes") == "513")
+                #expect(try server.psql("SELECT count(*) FROM lmdbrealm_snapshot") == "0")
+                await a.stop()
+                await b.stop()
+            }
+        }
+
         @Test func nodesCompactTheLogByThemselves() async throws {
             let server = try await onNewThread { try PostgresServer.start() }
             defer { server.stop() }
             try await withTemporaryDirectory { dir in
-                let a = try await Node("a", in: dir, server: server, compaction: .keepingLatest(20))
+                let a = try await Node("a", in: dir, server: server, compaction: .never)
                 let b = try await Node("b", in: dir, server: server, compaction: .keepingLatest(20))
                 try await writeHistory(on: a)
                 #expect(await a.waitUntilSent())
