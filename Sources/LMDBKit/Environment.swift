@@ -76,6 +76,10 @@ public final class Environment: @unchecked Sendable {
 
     private let lock = NSCondition()
     private var databases: [String: Database] = [:]
+    /// One past the largest handle published, guarded by `lock`: a transaction begun before a
+    /// handle was opened cannot use it (LMDB sizes each transaction's table of handles when
+    /// it begins and answers `EINVAL` for a later one).
+    private var handleCeiling = MDB_dbi(2)  // after LMDB's two own handles
     private var activeTransactions = 0
     private var resizing = false
     private var currentMapSize: Int
@@ -371,9 +375,14 @@ public final class Environment: @unchecked Sendable {
         lock.withLock {
             if let existing = databases[db.name] { return existing }
             databases[db.name] = db
+            handleCeiling = max(handleCeiling, db.dbi + 1)
             return db
         }
     }
+
+    /// One past the largest handle published so far: a transaction that reads it before it
+    /// begins can use every handle below it.
+    var publishedHandleCeiling: MDB_dbi { lock.withLock { handleCeiling } }
 
     func cachedDatabase(named name: String) -> Database? {
         lock.withLock { databases[name] }

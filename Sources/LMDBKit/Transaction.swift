@@ -30,6 +30,10 @@ public struct Transaction: ~Copyable {
         var created: [Database] = []
         /// Whether `dbiLock` is held for `created`.
         var holdsDBILock = false
+        /// Handles a nested transaction's parents opened.
+        var inherited: [Database] = []
+        /// Handles below it were published before the transaction began (see ``canUse(_:)``).
+        var handleCeiling = MDB_dbi.max
         /// A reset read transaction holds no snapshot (see ``reset()``).
         var isReset = false
         /// Set by commit and abort, so deinit does not end the transaction twice.
@@ -49,8 +53,10 @@ public struct Transaction: ~Copyable {
     package init(environment: Environment, readOnly: Bool) throws {
         if !readOnly { environment.checkNotWritingOnThisThread() }
         var txn: OpaquePointer?
+        var ceiling = MDB_dbi.max
         while true {
             environment.enterTransaction()
+            ceiling = environment.publishedHandleCeiling
             let rc = lmdb("mdb_txn_begin") { mdb_txn_begin(environment.handle, nil, readOnly ? UInt32(MDB_RDONLY) : 0, &txn) }
             if rc == MDB_SUCCESS { break }
             environment.leaveTransaction()
@@ -64,6 +70,7 @@ public struct Transaction: ~Copyable {
         self.environment = environment
         self.isReadOnly = readOnly
         self.state = State()
+        state.handleCeiling = ceiling
         if !readOnly {
             state.isWriter = true
             environment.setWriterThread(pthread_self())
@@ -82,6 +89,9 @@ public struct Transaction: ~Copyable {
         self.isReadOnly = false
         self.state = State()
         state.isNested = true
+        // LMDB hands a nested transaction its parent's table of handles.
+        state.handleCeiling = parent.state.handleCeiling
+        state.inherited = parent.state.created + parent.state.inherited
     }
 
     deinit {
@@ -165,6 +175,7 @@ public struct Transaction: ~Copyable {
         guard state.isReset else { return }
         while true {
             environment.enterTransaction()
+            state.handleCeiling = environment.publishedHandleCeiling
             let rc = lmdb("mdb_txn_renew") { mdb_txn_renew(handle) }
             if rc == MDB_SUCCESS { break }
             environment.leaveTransaction()
@@ -221,6 +232,13 @@ public struct Transaction: ~Copyable {
         let db = Database(dbi: dbi, name: name)
         state.created.append(db)
         return db
+    }
+
+    /// Whether this transaction can use `db`: LMDB sizes a transaction's table of handles when
+    /// it begins, so a handle another thread opened afterwards is unknown to it (LMDB answers
+    /// `EINVAL`). A reader that meets one reads the database after its next renewal.
+    package func canUse(_ db: Database) -> Bool {
+        unsafe.canUse(db)
     }
 
     /// Statistics of `db`. The corresponding LMDB function is `mdb_stat`.

@@ -15,6 +15,11 @@ package struct UnsafeTransaction {
         self.state = state
     }
 
+    /// See ``Transaction/canUse(_:)``.
+    package func canUse(_ db: Database) -> Bool {
+        db.dbi < state.handleCeiling || db.dbi < 2 || state.created.contains(db) || state.inherited.contains(db)
+    }
+
     /// Remembers the first error that left the transaction unusable and rethrows it; later
     /// operations throw it again instead of LMDB's `MDB_BAD_TXN`.
     func poisoned(_ rc: Int32, _ operation: @autoclosure () -> String) throws -> Never {

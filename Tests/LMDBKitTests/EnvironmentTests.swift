@@ -284,6 +284,33 @@ import Testing
             }
         }
     }
+
+    /// LMDB sizes a transaction's table of handles when it begins: a handle opened afterwards
+    /// is unknown to it (`EINVAL`). `canUse` says which handles a transaction can use, so that
+    /// callers take a new snapshot instead of letting LMDB refuse.
+    @Test func aHandleOpenedAfterATransactionBeganIsNotUsableByIt() throws {
+        try withTemporaryDirectory { dir in
+            let path = dir.file()
+            do {
+                let env = try Environment.open(path: path)
+                let db = try env.createDatabase(named: "old")
+                try store(bytes("v"), bytes("k"), in: db, of: env)
+            }
+            let env = try Environment.open(path: path)
+            let early = try env.createDatabase(named: "early")
+            try env.read { txn in
+                let usable = txn.canUse(early)
+                #expect(usable)
+                // The file's database, first opened by this process while the read runs.
+                let old = try #require(try env.database(named: "old"))
+                let usableOld = txn.canUse(old)
+                #expect(!usableOld)
+            }
+            let old = try #require(try env.database(named: "old"))
+            #expect(try env.read { txn in try txn.get(bytes("k"), in: old, string) } == "v")
+            #expect(try env.read { txn in txn.canUse(old) })
+        }
+    }
 }
 
 /// The process's file mode creation mask, from /proc/self/status.

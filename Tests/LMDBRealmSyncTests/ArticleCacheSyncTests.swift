@@ -7,6 +7,41 @@
     import TestSupport
     import Testing
 
+    /// Hears every commit to some ArticleCache files, whichever process makes it: a realm of
+    /// each, confined to a queue of its own, observes its file.
+    private final class FileCommits: @unchecked Sendable {
+        // @unchecked Sendable: each realm and token is made, used and released on its own queue;
+        // the semaphore is thread-safe.
+        private let commits = DispatchSemaphore(value: 0)
+        private var handles: [(queue: DispatchQueue, realm: Realm?, token: NotificationToken?)] = []
+
+        init(_ files: [String]) throws {
+            for file in files {
+                let queue = DispatchQueue(label: "commits-\(file)")
+                let (realm, token) = try queue.sync { () -> (Realm, NotificationToken) in
+                    let realm = try Realm(configuration: ArticleStore(fileURL: URL(fileURLWithPath: file)).configuration, queue: queue)
+                    return (realm, realm.observe { [commits] _, _ in commits.signal() })
+                }
+                handles.append((queue, realm, token))
+            }
+        }
+
+        /// Waits for the next commit (or one heard since the last wait), until `deadline`.
+        /// - Returns: Whether a commit came.
+        func wait(until deadline: DispatchTime) -> Bool {
+            commits.wait(timeout: deadline) == .success
+        }
+
+        func stop() {
+            for index in handles.indices {
+                handles[index].queue.sync {
+                    handles[index].token = nil
+                    handles[index].realm = nil
+                }
+            }
+        }
+    }
+
     /// A process whose output (standard output and error together) is collected as it comes.
     private final class RunningProcess: @unchecked Sendable {
         // @unchecked Sendable: `text` and `ended` are only touched under `condition`'s lock; the
@@ -145,13 +180,16 @@
                         #expect(watcher.wait(for: "sync (node \(node)): syncing"), "\(watcher.output)")
                         #expect(watcher.wait(for: "Watching"), "\(watcher.output)")
                     }
+                    // Every commit to any of the files, by any process, is heard here.
+                    let committed = try FileCommits(files)
+                    defer { committed.stop() }
                     let fetches = try files.map { try RunningProcess(tool, ["fetch", "--database", $0]) }
                     for fetch in fetches {
                         #expect(fetch.waitForExit(), "\(fetch.output)")
                     }
-                    // Converged: the same dump three times, with the fetched articles. Each file is
-                    // read again until then (a minute at most).
-                    let deadline = Date(timeIntervalSinceNow: 60)
+                    // Converged: the same dump three times, with the fetched articles. The files are
+                    // read again after each commit until then (a minute at most).
+                    let deadline = DispatchTime.now() + 60
                     var dumps: [String] = []
                     repeat {
                         dumps = try files.map { file in
@@ -160,8 +198,7 @@
                             return dump.output
                         }
                         if Set(dumps).count == 1 { break }
-                        Thread.sleep(forTimeInterval: 0.1)
-                    } while Date() < deadline
+                    } while committed.wait(until: deadline)
                     #expect(Set(dumps).count == 1, "\(dumps)")
                     #expect(dumps[0].split(separator: "\n").filter { $0.contains(#""_class":"Article""#) }.count == 10)
                 }

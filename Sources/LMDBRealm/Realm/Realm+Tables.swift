@@ -108,8 +108,12 @@ extension Realm {
             // A frozen realm uses the file's tables only while they describe its own catalog
             // version, and keeps those it finds otherwise to itself.
             let shared = !isFrozen || file.catalogVersionKnown == bindingsVersion
-            if let table = privateTables[className] ?? (shared ? file.table(named: className) : nil) { return table }
-            let table = try file.findTable(named: className, in: readView(), useShared: shared)
+            let view = readView()
+            if let table = privateTables[className] ?? (shared ? file.table(named: className) : nil) {
+                // Made by another handle after this version was read: not part of it yet.
+                return table.isUsable(in: view.transaction) ? table : nil
+            }
+            let table = try file.findTable(named: className, in: view, useShared: shared)
             if let table {
                 if !shared { privateTables[className] = table } else if !isFrozen { file.publish(table) }
             }

@@ -26,7 +26,26 @@ final class Snapshot: @unchecked Sendable {
         version = txn.id
         transaction = consume txn
         self.file = file
+        try openHandles()
         file.versions.pin(version)
+    }
+
+    /// Makes every class of the version readable: if another process added classes or
+    /// indexes, their database handles are opened and the snapshot taken again (a handle
+    /// opened after a transaction began is unknown to it).
+    /// - Throws: `LMDBError`; the snapshot is reset then, pinning nothing.
+    private func openHandles() throws {
+        do {
+            while try file.openHandlesOfCatalog(in: view) {
+                transaction?.reset()
+                try transaction?.renew()
+                version = view.version
+            }
+        } catch {
+            transaction?.reset()
+            isReset = true
+            throw error
+        }
     }
 
     deinit {
@@ -47,6 +66,7 @@ final class Snapshot: @unchecked Sendable {
         guard isReset else { return }
         try transaction?.renew()
         version = view.version
+        try openHandles()
         file.versions.pin(version)
         isReset = false
     }
@@ -59,7 +79,9 @@ final class Snapshot: @unchecked Sendable {
         let txn = view.transaction
         _ = try txn.statistics(file.meta.dbi)
         _ = try txn.statistics(file.catalog.dbi)
-        for table in tables {
+        // A table another thread made after this version began is not part of it (and its
+        // database handle is unknown to the transaction).
+        for table in tables where table.isUsable(in: txn) {
             _ = try txn.statistics(table.database.dbi)
             for index in table.indexes.values { _ = try txn.statistics(index.dbi) }
         }

@@ -24,6 +24,9 @@ final class StoreFile: @unchecked Sendable {
     private let lock = NSLock()
     private var tables: [String: Table] = [:]
     private var knownCatalogVersion: UInt64 = 0
+    /// The catalog version whose classes' database handles are all open (see
+    /// ``openHandlesOfCatalog(in:)``); `nil` until a snapshot has checked.
+    private var handlesCatalogVersion: UInt64?
     private var syncStore: SyncStore?
 
     static let formatKey = Array("format".utf8)
@@ -418,15 +421,42 @@ final class StoreFile: @unchecked Sendable {
     func findTable(
         named className: String, in view: StoreView, useShared: Bool = true, openDatabase: (String) throws -> Database?
     ) throws -> Table? {
-        if useShared, let table = table(named: className) { return table }
+        if useShared, let table = table(named: className) { return table.isUsable(in: view.transaction) ? table : nil }
         let found = try Array(className.utf8).withUnsafeBytes { try view.transaction.get(catalog.dbi, key: $0) }
         guard let found else { return nil }
         let schema = try StoreFile.decodeSchema(found, name: className, url: url)
-        guard let db = try openDatabase(Table.databaseName(for: className)) else { return nil }
+        guard let table = try openTable(of: schema, openDatabase: openDatabase) else { return nil }
+        // Handles opened after the view's transaction began are unknown to it; snapshots open
+        // their catalog's handles first (see ``openHandlesOfCatalog(in:)``), so this is rare.
+        return table.isUsable(in: view.transaction) ? table : nil
+    }
+
+    private func openTable(of schema: ObjectSchema, openDatabase: (String) throws -> Database?) throws -> Table? {
+        guard let db = try openDatabase(Table.databaseName(for: schema.className)) else { return nil }
         let indexes = try Table.openIndexes(of: schema) { name, _ in try openDatabase(name) }
         let compound = try Table.openCompoundIndexes(of: schema) { name, _ in try openDatabase(name) }
         let lists = try Table.openLists(of: schema) { name, _ in try openDatabase(name) }
         return Table(schema: schema, database: db, indexes: indexes, compoundIndexes: compound, lists: lists)
+    }
+
+    /// Opens the database handles of every class in `view`'s catalog that this process has not
+    /// opened yet (another process added the class or an index), once per catalog version.
+    /// - Returns: Whether `view`'s transaction began before some of them were opened: it
+    ///   cannot use those (LMDB sizes a transaction's table of handles when it begins), so
+    ///   the caller takes its snapshot again.
+    func openHandlesOfCatalog(in view: StoreView) throws -> Bool {
+        let version = try catalogVersion(in: view)
+        if lock.withLock({ handlesCatalogVersion == version }) { return false }
+        var unusable = false
+        for name in try view.classNames(in: self) {
+            let found = try Array(name.utf8).withUnsafeBytes { try view.transaction.get(catalog.dbi, key: $0) }
+            // A class whose schema cannot be read fails where it is used, with its own error.
+            guard let found, let schema = try? StoreFile.decodeSchema(found, name: name, url: url) else { continue }
+            guard let table = try openTable(of: schema, openDatabase: { try environment.database(named: $0) }) else { continue }
+            if !table.isUsable(in: view.transaction) { unusable = true }
+        }
+        if !unusable { lock.withLock { handlesCatalogVersion = version } }
+        return unusable
     }
 
     /// Finds the table of `className` in the catalog `view` sees and opens its databases

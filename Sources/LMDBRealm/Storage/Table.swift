@@ -61,6 +61,15 @@ final class Table: @unchecked Sendable {
         fixedSizes.deallocate()
     }
 
+    /// Whether `transaction` can read every database of the table: one whose handle was
+    /// opened after the transaction began (the class came from another process) is read
+    /// after the next refresh.
+    func isUsable(in transaction: UnsafeTransaction) -> Bool {
+        transaction.canUse(database) && indexes.values.allSatisfy(transaction.canUse)
+            && compoundIndexes.allSatisfy { transaction.canUse($0.database) }
+            && lists.values.allSatisfy { transaction.canUse($0.items) && ($0.references.map(transaction.canUse) ?? true) }
+    }
+
     /// The bytes of stored column `column` of `record`, checked; damage stops the process with
     /// a message naming the file and class rather than letting a wrong value through.
     @inline(__always)

@@ -1,5 +1,6 @@
 import Foundation
 import LMDBRealm
+import Synchronization
 import TestSupport
 import Testing
 
@@ -16,6 +17,14 @@ final class DynBook: Object {
 final class DynAuthor: Object {
     @Persisted(primaryKey: true) var name = ""
     @Persisted(originProperty: "author") var books: LinkingObjects<DynBook>
+}
+
+final class DynFirst: Object {
+    @Persisted var name = ""
+}
+
+final class DynLater: Object {
+    @Persisted var name = ""
 }
 
 @Suite struct DynamicObjectTests {
@@ -141,6 +150,83 @@ final class DynAuthor: Object {
                 ])
             let authors = try run(builtExecutable(named: "RealmTestHelper"), ["dump-dynamic", url.path, "DynAuthor"])
             #expect(authors.output.split(separator: "\n") == ["name=Ann books=[<1>,<2>]", "name=Bo books=[<3>]"])
+        }
+    }
+
+    /// A realm whose model leaves out a class of the file reads it by name while another
+    /// handle, opened later with the whole model, uses it too: the class's databases were
+    /// opened with the file, so the older version's LMDB transaction knows them (a handle
+    /// opened after a transaction began is unknown to it).
+    @Test func aClassOutsideTheModelReadsWhileAnotherHandleOpensIt() throws {
+        try withTemporaryDirectory { dir in
+            do {
+                let whole = try Realm(configuration: makeConfiguration(dir, types: [DynFirst.self, DynLater.self]))
+                try whole.write { whole.add(DynLater(value: ["name": "b"])) }
+            }
+            let first = try Realm(configuration: makeConfiguration(dir, types: [DynFirst.self]))
+            first.autorefresh = false
+            #expect(first.objects(DynFirst.self).count == 0)
+            let second = try Realm(configuration: makeConfiguration(dir, types: [DynFirst.self, DynLater.self]))
+            try second.write { second.add(DynLater(value: ["name": "c"])) }
+            #expect(first.dynamicObjects("DynLater").count == 1)
+            first.refresh()
+            #expect(first.dynamicObjects("DynLater").count == 2)
+        }
+    }
+
+    /// A class's table is made by the first write that adds one of its objects. A realm still
+    /// reading a version from before that write, and its frozen copy, see no object of the
+    /// class (the table's database handle is newer than their LMDB transaction, which would
+    /// refuse it); the realm sees them after a refresh.
+    @Test func aTableMadeByAnotherThreadsWriteIsReadAfterTheRefresh() throws {
+        try withTemporaryDirectory { dir in
+            let configuration = makeConfiguration(dir, types: [DynFirst.self, DynLater.self])
+            let reader = try Realm(configuration: configuration)
+            reader.autorefresh = false
+            try reader.write { reader.add(DynFirst(value: ["name": "a"])) }
+            #expect(reader.objects(DynLater.self).isEmpty && reader.objects(DynFirst.self).count == 1)
+            // Another thread (a queue's `sync` could run on this one and use this realm).
+            let written = DispatchSemaphore(value: 0)
+            let failure = Mutex<String?>(nil)
+            Thread {
+                do {
+                    let writer = try Realm(configuration: configuration)
+                    try writer.write { writer.add(DynLater(value: ["name": "b"])) }
+                } catch {
+                    failure.withLock { $0 = "\(error)" }
+                }
+                written.signal()
+            }.start()
+            #expect(written.wait(timeout: .now() + 30) == .success)
+            #expect(failure.withLock { $0 } == nil)
+            #expect(reader.objects(DynLater.self).count == 0)
+            #expect(reader.dynamicObjects("DynFirst").count == 1)
+            // Freezing loads every table the process knows of, the new one included: the
+            // frozen version has none of its objects.
+            let frozen = reader.freeze()
+            #expect(frozen.objects(DynLater.self).count == 0 && frozen.objects(DynFirst.self).count == 1)
+            reader.refresh()
+            #expect(reader.objects(DynLater.self).first?.name == "b")
+        }
+    }
+
+    /// Another process adds a class while this one has the file open: the realm's next version
+    /// has the class, and its databases, opened by this process after it began reading, are
+    /// opened before the version is taken (LMDB refuses a handle newer than the transaction).
+    @Test func aClassAnotherProcessAddsIsReadAfterTheRefresh() throws {
+        try withTemporaryDirectory { dir in
+            let url = dir.appendingPathComponent("shared.realm")
+            let realm = try Realm(configuration: Realm.Configuration(fileURL: url, objectTypes: [DynFirst.self]))
+            realm.autorefresh = false
+            try realm.write { realm.add(DynFirst(value: ["name": "a"])) }
+            #expect(realm.objects(DynFirst.self).count == 1)
+            let wrote = try run(builtExecutable(named: "RealmTestHelper"), ["write", url.path, "0", "10"])
+            #expect(wrote.status == 0, "\(wrote.output)")
+            realm.refresh()
+            let people = realm.dynamicObjects("Person")
+            #expect(people.count == 10)
+            #expect(people.filter("age < 5").count == 5)
+            #expect(realm.objects(DynFirst.self).count == 1)
         }
     }
 }
