@@ -263,7 +263,7 @@ if arguments.count == 3, arguments[1] == "graph" {
     }
 }
 guard arguments.count >= 3 else {
-    FileHandle.standardError.write(Data("usage: RealmTestHelper write PATH FIRST COUNT | read PATH\n".utf8))
+    FileHandle.standardError.write(Data("usage: RealmTestHelper write PATH FIRST COUNT | write-when-told PATH | read PATH\n".utf8))
     exit(2)
 }
 let config = Realm.Configuration(fileURL: URL(fileURLWithPath: arguments[2]), objectTypes: [Person.self])
@@ -283,6 +283,13 @@ do {
             }
         }
         print("wrote \(count)")
+    case "write-when-told":
+        // Has the file open (and read) before another process changes it, then writes once its
+        // standard input closes.
+        FileHandle.standardOutput.write(Data("open \(realm.objects(Person.self).count)\n".utf8))
+        _ = FileHandle.standardInput.readDataToEndOfFile()
+        try realm.write { realm.add(Person(value: ["id": 1000, "name": "told"])) }
+        print("wrote")
     case "read":
         let people = realm.objects(Person.self)
         var sum = 0

@@ -22,8 +22,8 @@ extension Realm {
     /// Makes the file a synced one, as node `node`: from the next commit on, every local write
     /// also writes its changes to the file's outbox, in its own transaction.
     ///
-    /// Other processes that have the file open already write outside sync until they open it
-    /// again; enable sync before they do.
+    /// Processes that have the file open already find the sync state at their next write, and
+    /// record that write and every later one too.
     /// - Throws: ``Realm/Error`` if the file is synced as another node, or cannot be written.
     package func enableSync(node: String) throws {
         checkThread()
@@ -39,6 +39,9 @@ extension Realm {
         try write {
             guard let session else { return }
             let store = try session.createSyncStore()
+            // Writes of other processes that have the file open look for the sync database
+            // when the catalog version moves (see StoreFile.discoverSync).
+            try session.bumpCatalogVersion()
             try session.putSyncValue(store, key: SyncStore.stateKey("node"), value: Array(node.utf8))
             try session.putSyncWord(store, "next", 1)
             made = store

@@ -97,6 +97,8 @@ final class GroupCommitter: @unchecked Sendable {
         let parent: UnsafeTransaction
         let member: Member
         let file: StoreFile
+        /// The file's sync database, if it is synced (see ``StoreFile/discoverSync(_:)``).
+        let sync: SyncStore?
     }
 
     // Unowned: the file owns its committer. The writer thread holds the file strongly while it
@@ -166,11 +168,20 @@ final class GroupCommitter: @unchecked Sendable {
             while let member = next() { member.fail(error) }
             return
         }
+        let sync: SyncStore?
+        do {
+            sync = try file.discoverSync(txn)
+        } catch {
+            txn.abort()
+            let error = RealmError(error, url: file.url, doing: "Cannot begin a write to")
+            while let member = next() { member.fail(error) }
+            return
+        }
         let version = txn.id
         var members: [Member] = []
         while members.count < Self.maximumGroupSize, let member = next() {
             members.append(member)
-            member.start(Turn(parent: txn.unsafe, member: member, file: file))
+            member.start(Turn(parent: txn.unsafe, member: member, file: file, sync: sync))
             member.waitUntilFinished()
         }
         let log = ChangeLog()
@@ -182,6 +193,7 @@ final class GroupCommitter: @unchecked Sendable {
         let result: Result<Void, any Error>
         do {
             try txn.commit()
+            if let sync, file.sync == nil { file.publishSync(sync) }
             result = .success(())
         } catch {
             file.announcer.unstage(version: version)

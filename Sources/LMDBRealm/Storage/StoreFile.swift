@@ -27,6 +27,9 @@ final class StoreFile: @unchecked Sendable {
     /// The catalog version whose classes' database handles are all open (see
     /// ``openHandlesOfCatalog(in:)``); `nil` until a snapshot has checked.
     private var handlesCatalogVersion: UInt64?
+    /// The catalog version at which a write last found no sync database (see
+    /// ``discoverSync(_:)``).
+    private var syncAbsentAtCatalogVersion: UInt64?
     private var syncStore: SyncStore?
 
     static let formatKey = Array("format".utf8)
@@ -358,6 +361,21 @@ final class StoreFile: @unchecked Sendable {
 
     func publishSync(_ store: SyncStore) {
         lock.withLock { syncStore = store }
+    }
+
+    /// The file's sync database for the write `transaction` (top-level): the one this process
+    /// knows, or one another process made since the file was loaded here. Making it moves the
+    /// catalog version, so it is looked for only when that moved. The caller publishes a
+    /// found one (``publishSync(_:)``) once the write commits.
+    func discoverSync(_ transaction: borrowing Transaction) throws -> SyncStore? {
+        if let sync { return sync }
+        let version = try catalogVersion(in: StoreView(transaction.unsafe))
+        if lock.withLock({ syncAbsentAtCatalogVersion == version }) { return nil }
+        guard let database = try transaction.openDatabase(named: SyncStore.databaseName) else {
+            lock.withLock { syncAbsentAtCatalogVersion = version }
+            return nil
+        }
+        return SyncStore(database: database)
     }
 
     /// Every table this process knows of, in no particular order.

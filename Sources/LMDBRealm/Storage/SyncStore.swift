@@ -219,7 +219,9 @@ extension WriteSession {
         // its parent's property change.
         let parents = try embeddedParents(log)
         for className in Set(log.tables.keys).union(parents.keys).sorted() {
-            guard let table = catalog.tables[className] ?? file.table(named: className), table.primaryKeyColumn != nil else { continue }
+            // Found in the write's catalog: the file's shared tables are dropped when the catalog
+            // version moves, until a reader finds them again.
+            guard let table = try findTable(named: className), table.primaryKeyColumn != nil else { continue }
             let tableChanges = log.tables[className]
             let inserted = Set(tableChanges?.inserted ?? [])
             for key in tableChanges?.deleted ?? [] where !inserted.contains(key) {
@@ -258,7 +260,7 @@ extension WriteSession {
     /// travel as values, in a link or a list; a map of them stays local).
     func syncs(_ property: Property) -> Bool {
         guard property.type == .object, let target = property.objectClassName else { return true }
-        guard let table = catalog.tables[target] ?? file.table(named: target) else { return false }
+        guard let table = try? findTable(named: target) else { return false }
         if table.schema.isEmbedded { return !property.isMap }
         return table.primaryKeyColumn != nil
     }
@@ -266,7 +268,7 @@ extension WriteSession {
     /// The table of the embedded objects `property` links to, if it does.
     func embeddedTable(of property: Property) -> Table? {
         guard property.type == .object, let target = property.objectClassName,
-            let table = catalog.tables[target] ?? file.table(named: target), table.schema.isEmbedded
+            let table = try? findTable(named: target), table.schema.isEmbedded
         else { return nil }
         return table
     }
@@ -297,7 +299,7 @@ extension WriteSession {
             }
         }
         for (className, changes) in log.tables where !changes.modified.isEmpty {
-            guard let table = catalog.tables[className] ?? file.table(named: className), table.schema.isEmbedded else { continue }
+            guard let table = try findTable(named: className), table.schema.isEmbedded else { continue }
             for key in changes.modified.keys { try climb(table, key, depth: 0) }
         }
         return found

@@ -62,14 +62,14 @@ final class WriteSession {
     private static let nextID = Atomic<UInt64>(0)
 
     private init(
-        file: StoreFile, transaction: consuming Transaction, recording: Bool, buffers: WriteBuffers,
+        file: StoreFile, transaction: consuming Transaction, sync: SyncStore?, recording: Bool, buffers: WriteBuffers,
         observer: any WriteSessionObserver
     ) {
         self.file = file
         view = StoreView(transaction.unsafe, verifiesChecksums: file.verifiesChecksums)
         self.transaction = consume transaction
         id = WriteSession.nextID.add(1, ordering: .relaxed).newValue
-        sync = file.sync
+        self.sync = sync
         changeLog = recording || sync != nil ? ChangeLog() : nil
         self.buffers = buffers
         self.observer = observer
@@ -86,7 +86,8 @@ final class WriteSession {
         _ file: StoreFile, recording: Bool, buffers: WriteBuffers, observer: any WriteSessionObserver
     ) throws -> WriteSession {
         let txn = try Transaction(environment: file.environment, readOnly: false)
-        return WriteSession(file: file, transaction: txn, recording: recording, buffers: buffers, observer: observer)
+        let sync = try file.discoverSync(txn)
+        return WriteSession(file: file, transaction: txn, sync: sync, recording: recording, buffers: buffers, observer: observer)
     }
 
     /// Begins a write nested in a group commit's transaction (see ``GroupCommitter``): its
@@ -95,7 +96,7 @@ final class WriteSession {
         nestedIn turn: GroupCommitter.Turn, recording: Bool, buffers: WriteBuffers, observer: any WriteSessionObserver
     ) throws -> WriteSession {
         let txn = try Transaction(nestedIn: turn.parent, environment: turn.file.environment)
-        return WriteSession(file: turn.file, transaction: txn, recording: recording, buffers: buffers, observer: observer)
+        return WriteSession(file: turn.file, transaction: txn, sync: turn.sync, recording: recording, buffers: buffers, observer: observer)
     }
 
     /// Tells the observer that bytes lent before may have moved. Every change of the write
@@ -124,6 +125,7 @@ final class WriteSession {
             file.announcer.unstage(version: version)
             throw error
         }
+        if let sync, file.sync == nil { file.publishSync(sync) }
         changed()
         return version
     }
@@ -753,6 +755,11 @@ final class WriteSession {
         try key.withUnsafeBytes { key in
             try sealed.withUnsafeBytes { _ = try txn.put(file.catalog.dbi, key: key, value: $0) }
         }
+        try bumpCatalogVersion()
+    }
+
+    /// Moves the catalog version on: every handle and process then reads the catalog again.
+    func bumpCatalogVersion() throws {
         let version = try file.catalogVersion(in: view) &+ 1
         try file.storeCatalogVersion(version, in: view)
         catalog.version = version

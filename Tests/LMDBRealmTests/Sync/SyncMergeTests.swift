@@ -135,6 +135,26 @@ private func contents(_ realm: Realm) -> [String] {
         }
     }
 
+    /// A process that had the file open before sync was enabled (by another process) finds the
+    /// sync state at its next write: that write is in the outbox too.
+    @Test func aProcessThatOpenedTheFileBeforeSyncWasEnabledRecordsItsWrites() throws {
+        try withTemporaryDirectory { dir in
+            let url = dir.appendingPathComponent("shared.realm")
+            let (process, input, _) = try start(builtExecutable(named: "RealmTestHelper"), ["write-when-told", url.path], waitingFor: "open")
+            let realm = try Realm(configuration: Realm.Configuration(fileURL: url, objectTypes: [SyncNote.self, SyncFolder.self]))
+            try realm.enableSync(node: "a")
+            try realm.write { realm.add(SyncNote(value: ["id": "n1"])) }
+            try input.fileHandleForWriting.close()
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0)
+            realm.refresh()
+            let entries = try realm.syncOutbox(after: 0, limit: 10)
+            let sets = try entries.map { try SyncChangeSet(decoding: $0.changes) }
+            #expect(sets.map { $0.changes.map(\.className) } == [["SyncNote"], ["Person"]])
+            #expect(sets.count == 2 && sets[1].clock > sets[0].clock)
+        }
+    }
+
     @Test func aFileThatIsNotSyncedWritesNoOutbox() throws {
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: makeConfiguration(dir, types: [SyncNote.self, SyncFolder.self]))
