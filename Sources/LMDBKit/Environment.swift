@@ -384,6 +384,12 @@ public final class Environment: @unchecked Sendable {
     /// begins can use every handle below it.
     var publishedHandleCeiling: MDB_dbi { lock.withLock { handleCeiling } }
 
+    /// The handle of the named database `name` if this process has opened it already; opens
+    /// nothing.
+    package func openedDatabase(named name: String) -> Database? {
+        cachedDatabase(named: name)
+    }
+
     func cachedDatabase(named name: String) -> Database? {
         lock.withLock { databases[name] }
     }

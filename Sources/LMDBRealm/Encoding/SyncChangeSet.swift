@@ -53,6 +53,8 @@ package struct SyncValue: Equatable, Sendable {
         case value([UInt8])
         /// The elements of a list, set or map (a map's as its stored entries).
         case elements([[UInt8]?])
+        /// What a write did to a list, by element names (see ``SyncList``).
+        case operations([SyncListOperation])
     }
 
     package var property: String
@@ -156,6 +158,10 @@ extension SyncValue {
                     out.append(0)
                 }
             }
+        case .operations(let operations):
+            out.append(3)
+            SyncBytes.appendVarint(UInt64(operations.count), to: &out)
+            for operation in operations { operation.append(to: &out) }
         }
     }
 
@@ -173,6 +179,12 @@ extension SyncValue {
             elements.reserveCapacity(n)
             for _ in 0..<n { elements.append(try reader.byte("element tag") == 0 ? nil : try reader.bytes("element")) }
             field = .elements(elements)
+        case 3:
+            let n = try reader.count("list operations")
+            var operations: [SyncListOperation] = []
+            operations.reserveCapacity(n)
+            for _ in 0..<n { operations.append(try SyncListOperation(reading: &reader)) }
+            field = .operations(operations)
         default: throw SyncBytes.Malformed(description: "value tag \(tag) of '\(className).\(property)' is unknown")
         }
     }

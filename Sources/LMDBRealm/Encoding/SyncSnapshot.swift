@@ -67,8 +67,28 @@ package struct SyncSnapshotObject: Equatable, Sendable {
 
     private mutating func setValues(_ new: [SyncValue], stamp: SyncStamp) {
         for value in new {
+            let index = values.firstIndex { $0.value.property == value.property }
+            if case .operations(let operations) = value.field {
+                // Merged into the list's named elements, kept as the operations that rebuild
+                // them, with the newest stamp among the writes (as a file applying them keeps).
+                var list = SyncList()
+                if let index {
+                    switch values[index].value.field {
+                    case .operations(let kept): list = SyncList(operations: kept)
+                    case .elements(let elements): list = SyncList(values: elements, stamp: values[index].stamp)
+                    case .null, .value: break
+                    }
+                }
+                for operation in operations { list.apply(operation) }
+                var merged = value
+                merged.field = .operations(list.rebuildingOperations)
+                let newest = index.map { max(values[$0].stamp, stamp) } ?? stamp
+                let stamped = StampedValue(value: merged, stamp: newest)
+                if let index { values[index] = stamped } else { values.append(stamped) }
+                continue
+            }
             let new = StampedValue(value: value, stamp: stamp)
-            if let index = values.firstIndex(where: { $0.value.property == value.property }) {
+            if let index {
                 if values[index].stamp <= stamp { values[index] = new }
             } else {
                 values.append(new)

@@ -326,17 +326,34 @@ private final class SyncApplier {
                     fileURL: file.url)
             }
             if property.isPrimary { continue }
-            if let last = try stamp(of: change, value.property), last > stamp { continue }
-            try session.setStamp(store, stamp, className: change.className, key: change.key, property: value.property)
-            if let embedded = session.embeddedTable(of: property) {
-                try setEmbedded(value.field, of: change.key, in: table, column: column, embedded: embedded)
+            let last = try stamp(of: change, value.property)
+            if case .operations(let operations) = value.field {
+                // Merged, whatever their stamps: operations on named elements commute.
+                guard table.lists[column] != nil, !property.isSet, !property.isMap else { continue }
+                var list = try view.syncList(store, className: change.className, key: change.key, property: value.property, in: file) ?? SyncList()
+                for operation in operations { list.apply(operation) }
+                try session.putSyncList(store, list, className: change.className, key: change.key, property: value.property)
+                if last.map({ $0 < stamp }) ?? true {
+                    try session.setStamp(store, stamp, className: change.className, key: change.key, property: value.property)
+                }
+                try setList(.elements(list.values), of: change.key, in: table, column: column, property: property)
                 continue
             }
+            if let last, last > stamp { continue }
+            try session.setStamp(store, stamp, className: change.className, key: change.key, property: value.property)
+            if case .elements(let elements) = value.field, table.lists[column] != nil, !property.isSet, !property.isMap {
+                // A list set whole: its elements named by their places, as on every node.
+                try session.putSyncList(
+                    store, SyncList(values: elements, stamp: stamp), className: change.className, key: change.key, property: value.property)
+            }
             switch value.field {
-            case .elements(let elements):
-                guard table.lists[column] != nil else { continue }
-                try session.setList(try present(elements, of: property, isMap: property.isMap), of: key, in: table, column: column)
+            case .elements, .operations:
+                try setList(value.field, of: change.key, in: table, column: column, property: property)
             case .null, .value:
+                if let embedded = session.embeddedTable(of: property) {
+                    try setEmbedded(value.field, of: change.key, in: table, column: column, embedded: embedded)
+                    continue
+                }
                 var bytes: [UInt8]?
                 if case .value(let b) = value.field { bytes = b }
                 if property.type == .object, let target = bytes, try !targetExists(target, of: property) { bytes = nil }
@@ -350,6 +367,18 @@ private final class SyncApplier {
                 }
             }
         }
+    }
+
+    /// Sets the list, set or map `column` (`property`) of the object `owner` of `table` to
+    /// `field`'s elements: new embedded objects made from them, or the links whose targets the
+    /// file has, or the values.
+    private func setList(_ field: SyncValue.Field, of owner: [UInt8], in table: Table, column: Int, property: Property) throws {
+        guard case .elements(let elements) = field, table.lists[column] != nil else { return }
+        if let embedded = session.embeddedTable(of: property) {
+            try setEmbedded(field, of: owner, in: table, column: column, embedded: embedded)
+            return
+        }
+        try session.setList(try present(elements, of: property, isMap: property.isMap), of: ObjectKey(owner), in: table, column: column)
     }
 
     /// Sets the link or list `column` of the object `owner` of `table` to new embedded objects

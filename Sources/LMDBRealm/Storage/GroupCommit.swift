@@ -159,20 +159,30 @@ final class GroupCommitter: @unchecked Sendable {
         condition.withLock { waiting.isEmpty ? nil : waiting.removeFirst() }
     }
 
+    /// Begins the group's write, with the file's sync database if it is synced.
+    private static func begin(_ file: StoreFile, sync: inout SyncStore?) throws -> Transaction {
+        while true {
+            let txn = try Transaction(environment: file.environment, readOnly: false)
+            switch try file.discoverSync(txn) {
+            case .synced(let store):
+                sync = store
+                return txn
+            case .notSynced:
+                sync = nil
+                return txn
+            case .needsHandle:
+                txn.abort()
+                try file.openSyncHandle()
+            }
+        }
+    }
+
     private func runGroup(_ file: StoreFile) {
         let txn: Transaction
+        var sync: SyncStore?
         do {
-            txn = try Transaction(environment: file.environment, readOnly: false)
+            txn = try Self.begin(file, sync: &sync)
         } catch {
-            let error = RealmError(error, url: file.url, doing: "Cannot begin a write to")
-            while let member = next() { member.fail(error) }
-            return
-        }
-        let sync: SyncStore?
-        do {
-            sync = try file.discoverSync(txn)
-        } catch {
-            txn.abort()
             let error = RealmError(error, url: file.url, doing: "Cannot begin a write to")
             while let member = next() { member.fail(error) }
             return

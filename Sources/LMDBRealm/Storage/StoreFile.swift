@@ -363,19 +363,38 @@ final class StoreFile: @unchecked Sendable {
         lock.withLock { syncStore = store }
     }
 
+    /// What a write finds of the file's sync database (see ``discoverSync(_:)``).
+    enum SyncDiscovery {
+        case synced(SyncStore)
+        case notSynced
+        /// Another process made the file synced: the write ends, the handle is opened
+        /// (``openSyncHandle()``), and the write begins again.
+        case needsHandle
+    }
+
     /// The file's sync database for the write `transaction` (top-level): the one this process
     /// knows, or one another process made since the file was loaded here. Making it moves the
     /// catalog version, so it is looked for only when that moved. The caller publishes a
     /// found one (``publishSync(_:)``) once the write commits.
-    func discoverSync(_ transaction: borrowing Transaction) throws -> SyncStore? {
-        if let sync { return sync }
+    func discoverSync(_ transaction: borrowing Transaction) throws -> SyncDiscovery {
+        if let sync { return .synced(sync) }
         let version = try catalogVersion(in: StoreView(transaction.unsafe))
-        if lock.withLock({ syncAbsentAtCatalogVersion == version }) { return nil }
-        guard let database = try transaction.openDatabase(named: SyncStore.databaseName) else {
+        if lock.withLock({ syncAbsentAtCatalogVersion == version }) { return .notSynced }
+        let listed = try Array(SyncStore.databaseName.utf8).withUnsafeBytes { try transaction.unsafe.get(Database.main.dbi, key: $0) != nil }
+        guard listed else {
             lock.withLock { syncAbsentAtCatalogVersion = version }
-            return nil
+            return .notSynced
         }
-        return SyncStore(database: database)
+        // A handle opened while a write of this process is open would be unknown to the write
+        // and could take the slot of a database the write makes: it is opened between writes.
+        guard let database = environment.openedDatabase(named: SyncStore.databaseName), transaction.canUse(database) else { return .needsHandle }
+        return .synced(SyncStore(database: database))
+    }
+
+    /// Opens the handle of the sync database another process made (no write of this thread
+    /// is open).
+    func openSyncHandle() throws {
+        _ = try environment.database(named: SyncStore.databaseName)
     }
 
     /// Every table this process knows of, in no particular order.

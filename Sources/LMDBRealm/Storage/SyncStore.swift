@@ -13,6 +13,8 @@ internal import LMDBKit
 ///   it.
 /// - `0x03` + class + key + property: the clock stamp of the write that set a property's value
 ///   last (or created or deleted the object), by which concurrent writes are ordered.
+/// - `0x04` + class + key + property: a list's elements with their names (``SyncList``), by
+///   which writes to the list made concurrently on several nodes merge.
 ///
 /// Every value is sealed (``SealedValue``): its checksum is read with it.
 final class SyncStore: Sendable {
@@ -36,6 +38,16 @@ final class SyncStore: Sendable {
     /// ``created`` and ``deleted`` (no property has them) stamp the object's life.
     static func clockKey(className: String, key: [UInt8], property: String) -> [UInt8] {
         var out: [UInt8] = [3]
+        SyncBytes.appendBytes(Array(className.utf8), to: &out)
+        SyncBytes.appendBytes(key, to: &out)
+        out.append(contentsOf: property.utf8)
+        return out
+    }
+
+    /// The key of the named elements (``SyncList``) of the list `property` of the object `key`
+    /// of `className`.
+    static func listKey(className: String, key: [UInt8], property: String) -> [UInt8] {
+        var out: [UInt8] = [4]
         SyncBytes.appendBytes(Array(className.utf8), to: &out)
         SyncBytes.appendBytes(key, to: &out)
         out.append(contentsOf: property.utf8)
@@ -147,6 +159,21 @@ extension StoreView {
         return count
     }
 
+    /// The named elements of the list `property` of the object `key` of `className`, or `nil`
+    /// if the file has none for it (the list was never synced, or only set before sync was
+    /// enabled).
+    func syncList(_ store: SyncStore, className: String, key: [UInt8], property: String, in file: StoreFile) throws -> SyncList? {
+        guard let bytes = try syncValue(store, key: SyncStore.listKey(className: className, key: key, property: property), in: file) else {
+            return nil
+        }
+        do {
+            return try SyncList(decoding: bytes)
+        } catch {
+            throw RealmError(
+                .invalidDatabase, "The realm at '\(file.url.path)' is damaged: the sync state of '\(className).\(property)' \(error)", fileURL: file.url)
+        }
+    }
+
     func stamp(_ store: SyncStore, className: String, key: [UInt8], property: String, in file: StoreFile) throws -> SyncStamp? {
         let value = try syncValue(store, key: SyncStore.clockKey(className: className, key: key, property: property), in: file)
         return value.flatMap { $0.withUnsafeBytes { SyncStamp($0) } }
@@ -177,18 +204,24 @@ extension WriteSession {
         try putSyncValue(store, key: SyncStore.clockKey(className: className, key: key, property: property), value: stamp.bytes)
     }
 
+    func putSyncList(_ store: SyncStore, _ list: SyncList, className: String, key: [UInt8], property: String) throws {
+        try putSyncValue(store, key: SyncStore.listKey(className: className, key: key, property: property), value: list.encoded())
+    }
+
     /// Removes the stamps of the properties of the object `key` of `className` (deleted: a
-    /// creation after the deletion stamps them anew), keeping its creation's and deletion's.
+    /// creation after the deletion stamps them anew), keeping its creation's and deletion's,
+    /// and its lists' named elements.
     func removePropertyStamps(_ store: SyncStore, className: String, key: [UInt8]) throws {
-        let prefix = SyncStore.clockKey(className: className, key: key, property: "")
         let txn = view.transaction
         let cursor = try UnsafeCursor(transaction: txn, dbi: store.database.dbi)
         var doomed: [[UInt8]] = []
-        var entry = try prefix.withUnsafeBytes { try cursor.seek(atLeast: $0) }
-        while let e = entry, e.key.starts(with: prefix) {
-            let property = String(decoding: e.key.dropFirst(prefix.count), as: UTF8.self)
-            if property != SyncStore.created && property != SyncStore.deleted { doomed.append(Array(e.key)) }
-            entry = try cursor.next()
+        for prefix in [SyncStore.clockKey(className: className, key: key, property: ""), SyncStore.listKey(className: className, key: key, property: "")] {
+            var entry = try prefix.withUnsafeBytes { try cursor.seek(atLeast: $0) }
+            while let e = entry, e.key.starts(with: prefix) {
+                let property = String(decoding: e.key.dropFirst(prefix.count), as: UTF8.self)
+                if property != SyncStore.created && property != SyncStore.deleted { doomed.append(Array(e.key)) }
+                entry = try cursor.next()
+            }
         }
         for key in doomed { try key.withUnsafeBytes { _ = try txn.delete(store.database.dbi, key: $0) } }
     }
@@ -232,7 +265,7 @@ extension WriteSession {
             }
             for key in tableChanges?.inserted ?? [] {
                 let bytes = key.withBytes { Array($0) }
-                guard let values = try syncValues(of: bytes, in: table, columns: nil) else { continue }
+                guard let values = try syncValues(of: bytes, in: table, columns: nil, lists: (store, stamp)) else { continue }
                 changes.append(SyncChange(kind: .insert, className: className, key: bytes, values: values))
                 try setStamp(store, stamp, className: className, key: bytes, property: SyncStore.created)
                 for value in values { try setStamp(store, stamp, className: className, key: bytes, property: value.property) }
@@ -241,7 +274,7 @@ extension WriteSession {
             for (key, mask) in parents[className] ?? [:] { masks[key, default: 0] |= mask }
             let modified = masks.filter { !inserted.contains($0.key) }.map { (key: $0.key.withBytes { Array($0) }, mask: $0.value) }
             for (bytes, mask) in modified.sorted(by: { ByteOrder.compare($0.key, $1.key) < 0 }) {
-                guard let values = try syncValues(of: bytes, in: table, columns: mask), !values.isEmpty else { continue }
+                guard let values = try syncValues(of: bytes, in: table, columns: mask, lists: (store, stamp)), !values.isEmpty else { continue }
                 changes.append(SyncChange(kind: .update, className: className, key: bytes, values: values))
                 for value in values { try setStamp(store, stamp, className: className, key: bytes, property: value.property) }
             }
@@ -305,6 +338,31 @@ extension WriteSession {
         return found
     }
 
+    /// How the list `property` of the object `owner` of `table`, now `elements`, travels: with
+    /// `lists`, as the operations that made it from the named elements the file kept (which it
+    /// keeps anew; an object `inserted` by the write starts from none); a list set before the
+    /// file was synced, as its elements, named by their places from then on.
+    private func listField(
+        _ elements: [[UInt8]?], of property: Property, owner: [UInt8], in table: Table, inserted: Bool,
+        lists: (store: SyncStore, stamp: SyncStamp)?
+    ) throws -> SyncValue.Field {
+        guard let (store, stamp) = lists else { return .elements(elements) }
+        let className = table.className
+        guard var named = try view.syncList(store, className: className, key: owner, property: property.name, in: file) else {
+            if inserted || elements.isEmpty {
+                let operations = SyncList().operations(making: elements, stamp: stamp)
+                try putSyncList(store, SyncList(operations: operations), className: className, key: owner, property: property.name)
+                return .operations(operations)
+            }
+            try putSyncList(store, SyncList(values: elements, stamp: stamp), className: className, key: owner, property: property.name)
+            return .elements(elements)
+        }
+        let operations = named.operations(making: elements, stamp: stamp)
+        for operation in operations { named.apply(operation) }
+        try putSyncList(store, named, className: className, key: owner, property: property.name)
+        return .operations(operations)
+    }
+
     /// The values of the embedded object `key` of `table`, as a value of its parent's property.
     private func embeddedValue(_ key: UnsafeRawBufferPointer, in table: Table) throws -> [UInt8]? {
         try syncValues(of: Array(key), in: table, columns: nil).map(SyncValue.encodedObject)
@@ -313,7 +371,11 @@ extension WriteSession {
     /// The values of the stored object `key` of `table` in the stored columns of `mask` (all
     /// of them, the primary key too, when `nil`; columns from 63 on share the mask's top bit),
     /// or `nil` if it is gone.
-    private func syncValues(of key: [UInt8], in table: Table, columns mask: UInt64?) throws -> [SyncValue]? {
+    /// With `lists`, a list (not a set or map) is sent as what the write stamped `stamp` did to
+    /// it (``SyncList``), and its named elements are kept; else as its elements.
+    private func syncValues(
+        of key: [UInt8], in table: Table, columns mask: UInt64?, lists: (store: SyncStore, stamp: SyncStamp)? = nil
+    ) throws -> [SyncValue]? {
         try key.withUnsafeBytes { key -> [SyncValue]? in
             guard let record = try view.record(of: table, key: key) else { return nil }
             var values: [SyncValue] = []
@@ -323,12 +385,12 @@ extension WriteSession {
                 let field: SyncValue.Field
                 let embedded = embeddedTable(of: property)
                 if let list = table.lists[column] {
-                    let elements = try view.listElements(list, owner: key)
+                    var elements = try view.listElements(list, owner: key)
                     if let embedded {
-                        field = .elements(try elements.map { try $0.flatMap { try $0.withUnsafeBytes { try embeddedValue($0, in: embedded) } } })
-                    } else {
-                        field = .elements(elements)
+                        elements = try elements.map { try $0.flatMap { try $0.withUnsafeBytes { try embeddedValue($0, in: embedded) } } }
                     }
+                    field = try listField(
+                        elements, of: property, owner: Array(key), in: table, inserted: mask == nil, lists: property.isSet || property.isMap ? nil : lists)
                 } else if property.isArray {
                     continue
                 } else if let bytes = table.field(record.baseAddress!, size: record.count, column: column, in: file) {

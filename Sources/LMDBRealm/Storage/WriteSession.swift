@@ -85,9 +85,19 @@ final class WriteSession {
     static func begin(
         _ file: StoreFile, recording: Bool, buffers: WriteBuffers, observer: any WriteSessionObserver
     ) throws -> WriteSession {
-        let txn = try Transaction(environment: file.environment, readOnly: false)
-        let sync = try file.discoverSync(txn)
-        return WriteSession(file: file, transaction: txn, sync: sync, recording: recording, buffers: buffers, observer: observer)
+        while true {
+            let txn = try Transaction(environment: file.environment, readOnly: false)
+            let sync: SyncStore?
+            switch try file.discoverSync(txn) {
+            case .synced(let store): sync = store
+            case .notSynced: sync = nil
+            case .needsHandle:
+                txn.abort()
+                try file.openSyncHandle()
+                continue
+            }
+            return WriteSession(file: file, transaction: txn, sync: sync, recording: recording, buffers: buffers, observer: observer)
+        }
     }
 
     /// Begins a write nested in a group commit's transaction (see ``GroupCommitter``): its

@@ -290,6 +290,41 @@ private func contents(_ realm: Realm) -> [String] {
         }
     }
 
+    /// Two nodes edit one list without seeing each other's edits: the edits merge element by
+    /// element (an insertion stays where it was made, a removal removes its element only)
+    /// instead of one list replacing the other.
+    @Test func concurrentEditsOfOneListMergeByElement() throws {
+        try withTemporaryDirectory { dir in
+            let a = try makeNode("a", in: dir)
+            let b = try makeNode("b", in: dir)
+            let log = SharedLog()
+            try a.write { a.add(SyncNote(value: ["id": "n1", "tags": ["x", "y"]])) }
+            try log.push(a)
+            try log.pull(b)
+            try a.write { a.objects(SyncNote.self).first!.tags.insert("from a", at: 1) }
+            try b.write {
+                let tags = b.objects(SyncNote.self).first!.tags
+                tags.append("from b")
+                tags.remove(at: 0)
+            }
+            try log.push(a)
+            try log.push(b)
+            try log.pull(a)
+            try log.pull(b)
+            #expect(Array(a.objects(SyncNote.self).first!.tags) == ["from a", "y", "from b"])
+            #expect(contents(a) == contents(b))
+            // Each change set carried what its write did to the list, not the whole list.
+            let sent = try log.entries.dropFirst().map { try SyncChangeSet(decoding: $0.changes) }
+            for set in sent {
+                guard case .operations(let operations) = try #require(set.changes.first?.values.first).field else {
+                    Issue.record("\(set.changes)")
+                    continue
+                }
+                #expect(operations.count <= 2)
+            }
+        }
+    }
+
     @Test func aDeleteWinsOverAConcurrentUpdate() throws {
         try withTemporaryDirectory { dir in
             let a = try makeNode("a", in: dir)
