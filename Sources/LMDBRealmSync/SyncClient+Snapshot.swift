@@ -218,8 +218,11 @@
                             }
                         }
                     }
-                } catch let error as Realm.Error where error.code == .schemaMismatch {
+                } catch let error as Realm.Error where Self.refuses(error) {
                     self.setStatus(.refused(reason: error.localizedDescription))
+                    return false
+                } catch let error as SyncSnapshotError {
+                    self.setStatus(.refused(reason: error.description))
                     return false
                 }
                 return true

@@ -363,14 +363,33 @@
                 }
                 do {
                     try await file.perform { try $0.applySyncChanges(batch, removingOutboxThrough: removing) }
-                } catch let error as Realm.Error where error.code == .schemaMismatch {
-                    setStatus(.refused(reason: error.localizedDescription))
+                } catch let error as Realm.Error where Self.refuses(error) {
+                    // The change sets before the refused one are applied, one write each.
+                    var refusal = error
+                    var removing = removing
+                    for item in batch {
+                        do {
+                            try await file.perform { [removing] in try $0.applySyncChanges([item], removingOutboxThrough: removing) }
+                            removing = nil
+                        } catch let error as Realm.Error where Self.refuses(error) {
+                            refusal = error
+                            break
+                        }
+                    }
+                    setStatus(.refused(reason: refusal.localizedDescription))
                     if let removing { try await file.perform { try $0.removeSyncOutbox(through: removing) } }
                     return (cursor, snapshot.through)
                 }
                 removal = nil
                 if batch.count < 1000 { return (batch.last!.sequence, snapshot.through) }
             }
+        }
+
+        /// Whether `error`, applying the shared log, is one the log's content causes (a schema
+        /// this file does not have, or bytes that are not a change set): trying again cannot
+        /// help, so the client refuses the log and says why instead of reconnecting for ever.
+        static func refuses(_ error: Realm.Error) -> Bool {
+            error.code == .schemaMismatch || error.code == .invalidValue
         }
 
         func setStatus(_ status: Status) {

@@ -75,16 +75,7 @@
         /// after `timeout`).
         func waitUntilSent(timeout: Duration = .seconds(120)) async -> Bool {
             let client = client
-            return await withTaskGroup(of: Bool.self) { group in
-                group.addTask { (try? await client.waitForUpload()) != nil }
-                group.addTask {
-                    try? await Task.sleep(for: timeout)
-                    return false
-                }
-                let first = await group.next() ?? false
-                group.cancelAll()
-                return first
-            }
+            return await within(timeout) { (try? await client.waitForUpload()) != nil }
         }
 
         /// The node's notes as comparable text, once `done` holds for them (`nil` after `timeout`
@@ -142,11 +133,17 @@
     func waitForStatus(_ client: SyncClient, timeout: Duration = .seconds(30), _ matches: @escaping @Sendable (SyncClient.Status) -> Bool)
         async -> Bool
     {
+        await within(timeout) {
+            for await status in client.statusUpdates where matches(status) { return true }
+            return false
+        }
+    }
+
+    /// Whether `body` returns true within `timeout`: false if it returns false, or when the time
+    /// is up (it is cancelled then, and must end on cancellation).
+    func within(_ timeout: Duration, _ body: @escaping @Sendable () async -> Bool) async -> Bool {
         await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                for await status in client.statusUpdates where matches(status) { return true }
-                return false
-            }
+            group.addTask(operation: body)
             group.addTask {
                 try? await Task.sleep(for: timeout)
                 return false

@@ -162,5 +162,42 @@
                 await b.stop()
             }
         }
+
+        /// Rows of the shared log or of the snapshot that no client wrote (damaged, or written by
+        /// something else) are refused: the node says which and why in its `status`, applies
+        /// nothing of them and keeps its cursor before them, instead of reconnecting for ever.
+        @Test func malformedRowsOfTheLogOrTheSnapshotAreRefused() async throws {
+            let server = try await onNewThread { try PostgresServer.start() }
+            defer { server.stop() }
+            try await withTemporaryDirectory { dir in
+                let a = try await Node("a", in: dir, server: server)
+                try await a.write { $0.add(SyncedNote(value: ["id": "n1", "title": "first"])) }
+                #expect(await a.waitUntilSent())
+                _ = try server.psql("INSERT INTO lmdbrealm_changes (node, local_sequence, changes) VALUES ('x', 1, '\\x0102')")
+                let b = try await Node("b", in: dir, server: server)
+                #expect(
+                    await waitForStatus(b.client) { status in
+                        guard case .refused(let reason) = status else { return false }
+                        return reason.contains("Change set 2 from node 'x' is malformed")
+                    }, "\(b.client.status)")
+                #expect(try await b.notes(appliedThrough: 1) == ["n1 first 0 []"])
+                await b.stop()
+
+                _ = try server.psql(
+                    """
+                    INSERT INTO lmdbrealm_snapshot (id, through, clock, schema_version) VALUES (1, 2, 0, 0);
+                    INSERT INTO lmdbrealm_objects (class, key, state, has_links) VALUES ('SyncedNote', '\\x01', '\\x0203', false)
+                    """)
+                let c = try await Node("c", in: dir, server: server)
+                #expect(
+                    await waitForStatus(c.client) { status in
+                        guard case .refused(let reason) = status else { return false }
+                        return reason.contains("the snapshot's object SyncedNote") && reason.contains("malformed")
+                    }, "\(c.client.status)")
+                #expect(try await c.notes(appliedThrough: 0) != nil)
+                await a.stop()
+                await c.stop()
+            }
+        }
     }
 #endif
