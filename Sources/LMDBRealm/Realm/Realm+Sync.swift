@@ -332,7 +332,9 @@ private final class SyncApplier {
                 guard table.lists[column] != nil, !property.isSet, !property.isMap else { continue }
                 var list = try view.syncList(store, className: change.className, key: change.key, property: value.property, in: file) ?? SyncList()
                 for operation in operations { list.apply(operation) }
-                try session.putSyncList(store, list, className: change.className, key: change.key, property: value.property)
+                if !list.entries.isEmpty {
+                    try session.putSyncList(store, list, className: change.className, key: change.key, property: value.property)
+                }
                 if last.map({ $0 < stamp }) ?? true {
                     try session.setStamp(store, stamp, className: change.className, key: change.key, property: value.property)
                 }
@@ -343,8 +345,12 @@ private final class SyncApplier {
             try session.setStamp(store, stamp, className: change.className, key: change.key, property: value.property)
             if case .elements(let elements) = value.field, table.lists[column] != nil, !property.isSet, !property.isMap {
                 // A list set whole: its elements named by their places, as on every node.
-                try session.putSyncList(
-                    store, SyncList(values: elements, stamp: stamp), className: change.className, key: change.key, property: value.property)
+                let whole = SyncList(values: elements, stamp: stamp)
+                if !whole.entries.isEmpty {
+                    try session.putSyncList(store, whole, className: change.className, key: change.key, property: value.property)
+                } else {
+                    try session.removeSyncList(store, className: change.className, key: change.key, property: value.property)
+                }
             }
             switch value.field {
             case .elements, .operations:

@@ -208,6 +208,13 @@ extension WriteSession {
         try putSyncValue(store, key: SyncStore.listKey(className: className, key: key, property: property), value: list.encoded())
     }
 
+    func removeSyncList(_ store: SyncStore, className: String, key: [UInt8], property: String) throws {
+        try SyncStore.listKey(className: className, key: key, property: property).withUnsafeBytes {
+            _ = try view.transaction.delete(store.database.dbi, key: $0)
+        }
+        changed()
+    }
+
     /// Removes the stamps of the properties of the object `key` of `className` (deleted: a
     /// creation after the deletion stamps them anew), keeping its creation's and deletion's,
     /// and its lists' named elements.
@@ -340,26 +347,28 @@ extension WriteSession {
 
     /// How the list `property` of the object `owner` of `table`, now `elements`, travels: with
     /// `lists`, as the operations that made it from the named elements the file kept (which it
-    /// keeps anew; an object `inserted` by the write starts from none); a list set before the
-    /// file was synced, as its elements, named by their places from then on.
+    /// keeps anew; an object `inserted` by the write starts from none); a list of an object
+    /// from before the file was synced, as its elements, named by their places from then on.
     private func listField(
         _ elements: [[UInt8]?], of property: Property, owner: [UInt8], in table: Table, inserted: Bool,
         lists: (store: SyncStore, stamp: SyncStamp)?
     ) throws -> SyncValue.Field {
         guard let (store, stamp) = lists else { return .elements(elements) }
         let className = table.className
-        guard var named = try view.syncList(store, className: className, key: owner, property: property.name, in: file) else {
-            if inserted || elements.isEmpty {
-                let operations = SyncList().operations(making: elements, stamp: stamp)
-                try putSyncList(store, SyncList(operations: operations), className: className, key: owner, property: property.name)
-                return .operations(operations)
-            }
-            try putSyncList(store, SyncList(values: elements, stamp: stamp), className: className, key: owner, property: property.name)
+        var named = try view.syncList(store, className: className, key: owner, property: property.name, in: file)
+        // A list that never had an element keeps no names: one of an object created since the
+        // file is synced (it has a creation stamp) starts from none.
+        if named == nil, try inserted || view.stamp(store, className: className, key: owner, property: SyncStore.created, in: file) != nil {
+            named = SyncList()
+        }
+        guard var named else {
+            let whole = SyncList(values: elements, stamp: stamp)
+            if !whole.entries.isEmpty { try putSyncList(store, whole, className: className, key: owner, property: property.name) }
             return .elements(elements)
         }
         let operations = named.operations(making: elements, stamp: stamp)
         for operation in operations { named.apply(operation) }
-        try putSyncList(store, named, className: className, key: owner, property: property.name)
+        if !named.entries.isEmpty { try putSyncList(store, named, className: className, key: owner, property: property.name) }
         return .operations(operations)
     }
 

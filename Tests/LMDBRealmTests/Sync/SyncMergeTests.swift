@@ -325,6 +325,27 @@ private func contents(_ realm: Realm) -> [String] {
         }
     }
 
+    /// A list created empty merges too: its first elements, added on two nodes at once, both
+    /// stay.
+    @Test func firstElementsAddedToAnEmptyListOnTwoNodesBothStay() throws {
+        try withTemporaryDirectory { dir in
+            let a = try makeNode("a", in: dir)
+            let b = try makeNode("b", in: dir)
+            let log = SharedLog()
+            try a.write { a.add(SyncNote(value: ["id": "n1"])) }
+            try log.push(a)
+            try log.pull(b)
+            try a.write { a.objects(SyncNote.self).first!.tags.append("from a") }
+            try b.write { b.objects(SyncNote.self).first!.tags.append(objectsIn: ["from b", "and b"]) }
+            try log.push(b)
+            try log.push(a)
+            try log.pull(a)
+            try log.pull(b)
+            #expect(Set(a.objects(SyncNote.self).first!.tags) == ["from a", "from b", "and b"])
+            #expect(contents(a) == contents(b))
+        }
+    }
+
     @Test func aDeleteWinsOverAConcurrentUpdate() throws {
         try withTemporaryDirectory { dir in
             let a = try makeNode("a", in: dir)
