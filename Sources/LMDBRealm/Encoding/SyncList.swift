@@ -90,7 +90,9 @@ package struct SyncList: Equatable, Sendable {
             while position < entries.count && entries[position].id > id { position += 1 }
             entries.insert(Entry(id: id, value: value, isRemoved: false), at: position)
         case .remove(let id):
-            guard ids.contains(id), let index = entries.firstIndex(where: { $0.id == id }) else { return }
+            // Looked for from the end too: rebuilding a list removes each element right after
+            // inserting it.
+            guard ids.contains(id), let index = entries.lastIndex(where: { $0.id == id }) else { return }
             entries[index].isRemoved = true
             entries[index].value = nil
         }
