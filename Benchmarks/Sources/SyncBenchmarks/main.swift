@@ -239,22 +239,22 @@ func catchUp(in directory: URL, postgres: SyncClient.Postgres, objects: Int, per
     }
     try await a.waitUntilSent()
     await a.stop()
-    let start = ContinuousClock.now
-    let b = try await Node("catchup-b", in: directory, postgres: postgres)
-    let seen = Seen()
-    let observer = observe(Note.self, of: b, into: seen) { $0.count }
-    let applied = try await onNewThread { seen.wait(for: objects) } - start
-    observer.cancel()
+    /// A new node `name`, started now, and how long it took to hold every object.
+    func newNode(_ name: String) async throws -> (node: Node, time: Duration) {
+        let start = ContinuousClock.now
+        let node = try await Node(name, in: directory, postgres: postgres)
+        let seen = Seen()
+        let observer = observe(Note.self, of: node, into: seen) { $0.count }
+        let time = try await onNewThread { seen.wait(for: objects) } - start
+        observer.cancel()
+        return (node, time)
+    }
+    let (b, applied) = try await newNode("catchup-b")
     let compactionStart = ContinuousClock.now
     try await b.client.compactLog(keepingLatest: 0)
     let compaction = ContinuousClock.now - compactionStart
     await b.stop()
-    let snapshotStart = ContinuousClock.now
-    let c = try await Node("catchup-c", in: directory, postgres: postgres)
-    let seenByC = Seen()
-    let observerOfC = observe(Note.self, of: c, into: seenByC) { $0.count }
-    let loaded = try await onNewThread { seenByC.wait(for: objects) } - snapshotStart
-    observerOfC.cancel()
+    let (c, loaded) = try await newNode("catchup-c")
     await c.stop()
     return (applied, compaction, loaded)
 }
