@@ -150,14 +150,7 @@ extension SyncValue {
         case .elements(let elements):
             out.append(2)
             SyncBytes.appendVarint(UInt64(elements.count), to: &out)
-            for element in elements {
-                if let element {
-                    out.append(1)
-                    SyncBytes.appendBytes(element, to: &out)
-                } else {
-                    out.append(0)
-                }
-            }
+            for element in elements { SyncBytes.appendOptionalBytes(element, to: &out) }
         case .operations(let operations):
             out.append(3)
             SyncBytes.appendVarint(UInt64(operations.count), to: &out)
@@ -177,7 +170,7 @@ extension SyncValue {
             let n = try reader.count("elements")
             var elements: [[UInt8]?] = []
             elements.reserveCapacity(n)
-            for _ in 0..<n { elements.append(try reader.byte("element tag") == 0 ? nil : try reader.bytes("element")) }
+            for _ in 0..<n { elements.append(try reader.optionalBytes("element")) }
             field = .elements(elements)
         case 3:
             let n = try reader.count("list operations")
@@ -209,6 +202,16 @@ enum SyncBytes {
     static func appendBytes(_ bytes: [UInt8], to out: inout [UInt8]) {
         appendVarint(UInt64(bytes.count), to: &out)
         out.append(contentsOf: bytes)
+    }
+
+    /// A tag byte (0 for `nil`, 1 otherwise), then the bytes if any.
+    static func appendOptionalBytes(_ bytes: [UInt8]?, to out: inout [UInt8]) {
+        if let bytes {
+            out.append(1)
+            appendBytes(bytes, to: &out)
+        } else {
+            out.append(0)
+        }
     }
 
     static func appendWord(_ value: UInt64, to out: inout [UInt8]) {
@@ -263,6 +266,11 @@ enum SyncBytes {
             guard n <= UInt64(remaining) else { throw truncated(what) }
             defer { offset += Int(n) }
             return Array(bytes[offset..<offset + Int(n)])
+        }
+
+        /// What ``SyncBytes/appendOptionalBytes(_:to:)`` wrote.
+        mutating func optionalBytes(_ what: String) throws -> [UInt8]? {
+            try byte("\(what) tag") == 0 ? nil : try bytes(what)
         }
 
         mutating func string(_ what: String) throws -> String {

@@ -194,12 +194,7 @@ extension SyncListOperation {
             } else {
                 out.append(0)
             }
-            if let value {
-                out.append(1)
-                SyncBytes.appendBytes(value, to: &out)
-            } else {
-                out.append(0)
-            }
+            SyncBytes.appendOptionalBytes(value, to: &out)
         case .remove(let id):
             out.append(2)
             id.append(to: &out)
@@ -212,7 +207,7 @@ extension SyncListOperation {
         case 1:
             let id = try SyncElementID(reading: &reader)
             let after = try reader.byte("anchor tag") == 0 ? nil : try SyncElementID(reading: &reader)
-            let value = try reader.byte("element tag") == 0 ? nil : try reader.bytes("element")
+            let value = try reader.optionalBytes("element")
             self = .insert(id, after: after, value: value)
         case 2:
             self = .remove(try SyncElementID(reading: &reader))

@@ -37,17 +37,17 @@ final class SyncStore: Sendable {
     /// The clock key of `property` of the object `key` of `className`; the property names
     /// ``created`` and ``deleted`` (no property has them) stamp the object's life.
     static func clockKey(className: String, key: [UInt8], property: String) -> [UInt8] {
-        var out: [UInt8] = [3]
-        SyncBytes.appendBytes(Array(className.utf8), to: &out)
-        SyncBytes.appendBytes(key, to: &out)
-        out.append(contentsOf: property.utf8)
-        return out
+        propertyKey(3, className: className, key: key, property: property)
     }
 
     /// The key of the named elements (``SyncList``) of the list `property` of the object `key`
     /// of `className`.
     static func listKey(className: String, key: [UInt8], property: String) -> [UInt8] {
-        var out: [UInt8] = [4]
+        propertyKey(4, className: className, key: key, property: property)
+    }
+
+    private static func propertyKey(_ kind: UInt8, className: String, key: [UInt8], property: String) -> [UInt8] {
+        var out: [UInt8] = [kind]
         SyncBytes.appendBytes(Array(className.utf8), to: &out)
         SyncBytes.appendBytes(key, to: &out)
         out.append(contentsOf: property.utf8)
