@@ -7,7 +7,7 @@ import TestSupport
 
 /// `watch`: another thread replaces the cache; the watcher, notified through its own realm
 /// handle, reports what came, went and changed.
-@Suite(.timeLimit(.minutes(1))) struct ArticleWatcherTests {
+@Suite(.timeLimit(.minutes(5))) struct ArticleWatcherTests {
     @Test func reportsInsertionsDeletionsAndModifications() async throws {
         let docs = try ArticleSearchResponse.decode(try await BundledSampleService().execute(ArticleSearch().request)).docs
         try await withTemporaryDirectory { dir in

@@ -35,14 +35,15 @@ final class FixtureServer: Sendable {
 
     static func start(replying reply: Reply) async throws -> FixtureServer {
         // Generous timeouts: the server's tasks share the concurrency pool with every other
-        // test, and a busy pool delays them without anything being wrong.
-        let server = HTTPServer(address: try .inet(ip4: "127.0.0.1", port: 0), timeout: 60, logger: .disabled)
+        // test, and a busy pool delays them without anything being wrong (under
+        // AddressSanitizer, on two cores, a minute was once not enough to start listening).
+        let server = HTTPServer(address: try .inet(ip4: "127.0.0.1", port: 0), timeout: 300, logger: .disabled)
         let box = StateBox(reply)
         await server.appendRoute("GET /svc/search/v2/articlesearch.json") { request in
             box.reply(to: request)
         }
         let task = Task { try await server.run() }
-        try await server.waitUntilListening(timeout: 60)
+        try await server.waitUntilListening(timeout: 300)
         let address = await server.listeningAddress
         guard case .ip4(_, let port)? = address else {
             throw FixtureError("the server has no IPv4 address")

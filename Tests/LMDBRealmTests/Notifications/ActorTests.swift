@@ -103,7 +103,7 @@ extension ArticleStore {
     }
 }
 
-@Suite(.timeLimit(.minutes(1))) struct ActorTests {
+@Suite(.timeLimit(.minutes(5))) struct ActorTests {
     /// Results and objects observed on another actor: the block runs isolated to that actor,
     /// with `.initial` first and every commit after, from any thread.
     @Test func observationsRunOnTheActorTheyAreGiven() async throws {
