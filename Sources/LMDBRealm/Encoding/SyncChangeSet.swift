@@ -4,8 +4,9 @@ import Foundation
 /// outbox and applies to the others. Made by the commit itself, in its own transaction.
 ///
 /// Objects are named by class and encoded primary key; a value travels as its field's stored
-/// bytes (a link as its target's key, a list, set or map as its elements' fields), with its
-/// property's name and kind so that the receiver checks it against its own schema.
+/// bytes (a link as its target's key, a list as what the write did to its named elements —
+/// ``SyncList`` —, a set or map as its elements' fields), with its property's name and kind so
+/// that the receiver checks it against its own schema.
 package struct SyncChangeSet: Equatable, Sendable {
     /// The hybrid logical clock of the commit: milliseconds since 1970 in the upper 48 bits, a
     /// counter in the lower 16. With the node's name it orders every write of every node.
@@ -180,6 +181,21 @@ extension SyncValue {
             field = .operations(operations)
         default: throw SyncBytes.Malformed(description: "value tag \(tag) of '\(className).\(property)' is unknown")
         }
+    }
+}
+
+extension SyncStamp {
+    /// Appends the stamp's bytes (its clock, then its node's name) as change sets and
+    /// snapshots hold them.
+    func append(to out: inout [UInt8]) {
+        SyncBytes.appendWord(clock, to: &out)
+        SyncBytes.appendBytes(Array(node.utf8), to: &out)
+    }
+
+    /// Reads a stamp that ``append(to:)`` wrote; `what` names it in errors.
+    init(reading reader: inout SyncBytes.Reader, _ what: String) throws {
+        let clock = try reader.word("\(what) clock")
+        self.init(clock: clock, node: try reader.string("\(what) node"))
     }
 }
 

@@ -18,17 +18,15 @@ package struct SyncElementID: Comparable, Hashable, Sendable, CustomStringConver
     package var description: String { "\(stamp)#\(index)" }
 
     func append(to out: inout [UInt8]) {
-        SyncBytes.appendWord(stamp.clock, to: &out)
-        SyncBytes.appendBytes(Array(stamp.node.utf8), to: &out)
+        stamp.append(to: &out)
         SyncBytes.appendVarint(UInt64(index), to: &out)
     }
 
     init(reading reader: inout SyncBytes.Reader) throws {
-        let clock = try reader.word("element clock")
-        let node = try reader.string("element node")
+        let stamp = try SyncStamp(reading: &reader, "element")
         let index = try reader.varint("element index")
         guard index <= UInt64(UInt32.max) else { throw SyncBytes.Malformed(description: "element index \(index) is too large") }
-        self.init(stamp: SyncStamp(clock: clock, node: node), index: UInt32(index))
+        self.init(stamp: stamp, index: UInt32(index))
     }
 }
 

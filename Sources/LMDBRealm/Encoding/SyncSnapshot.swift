@@ -125,8 +125,7 @@ extension SyncSnapshotObject {
         for stamp in [created, deleted] {
             if let stamp {
                 out.append(1)
-                SyncBytes.appendWord(stamp.clock, to: &out)
-                SyncBytes.appendBytes(Array(stamp.node.utf8), to: &out)
+                stamp.append(to: &out)
             } else {
                 out.append(0)
             }
@@ -134,8 +133,7 @@ extension SyncSnapshotObject {
         let sorted = values.sorted { $0.value.property < $1.value.property }
         SyncBytes.appendVarint(UInt64(sorted.count), to: &out)
         for stamped in sorted {
-            SyncBytes.appendWord(stamped.stamp.clock, to: &out)
-            SyncBytes.appendBytes(Array(stamped.stamp.node.utf8), to: &out)
+            stamped.stamp.append(to: &out)
             stamped.value.append(to: &out)
         }
         return out
@@ -150,10 +148,7 @@ extension SyncSnapshotObject {
         guard format == SyncSnapshotObject.format else {
             throw SyncBytes.Malformed(description: "snapshot object format \(format) is not \(SyncSnapshotObject.format)")
         }
-        func stamp(_ what: String) throws -> SyncStamp {
-            let clock = try reader.word("\(what) clock")
-            return SyncStamp(clock: clock, node: try reader.string("\(what) node"))
-        }
+        func stamp(_ what: String) throws -> SyncStamp { try SyncStamp(reading: &reader, what) }
         created = try reader.byte("creation tag") == 0 ? nil : try stamp("creation")
         deleted = try reader.byte("deletion tag") == 0 ? nil : try stamp("deletion")
         let count = try reader.count("values")
