@@ -56,7 +56,7 @@ private let types: [Object.Type] = [InspPerson.self, InspBook.self, InspCover.se
         Thread { errText.append(String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)) }.start()
         let outData = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        let errors = try #require(errText.wait(count: 1, timeout: 60)).first ?? ""
+        let errors = try #require(errText.wait(count: 1, timeout: eventTimeout)).first ?? ""
         return (process.terminationStatus, String(decoding: outData, as: UTF8.self), errors)
     }
 

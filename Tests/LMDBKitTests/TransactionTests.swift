@@ -448,7 +448,7 @@ import Testing
                 txn.abort()  // the last reference to the environment this thread held
                 group.leave()
             }.start()
-            #expect(group.wait(timeout: .now() + 10) == .success)
+            #expect(group.wait(timeout: .now() + eventTimeout) == .success)
             #expect(result.value == "v")
             #expect(env.readerSlotsInUse() == 0)
             #expect(env.activeTransactionCount == 0)

@@ -24,13 +24,13 @@ public final class Collector<T>: @unchecked Sendable {
 
     /// Waits until at least `count` values arrived; returns them, or `nil` after `timeout`
     /// seconds.
-    public func wait(count: Int, timeout: TimeInterval = 10) -> [T]? {
+    public func wait(count: Int, timeout: TimeInterval = eventTimeout) -> [T]? {
         wait(timeout: timeout) { $0.count >= count }
     }
 
     /// Waits until `done` holds for the values collected; returns them, or `nil` after
     /// `timeout` seconds.
-    public func wait(timeout: TimeInterval = 10, until done: ([T]) -> Bool) -> [T]? {
+    public func wait(timeout: TimeInterval = eventTimeout, until done: ([T]) -> Bool) -> [T]? {
         let deadline = Date(timeIntervalSinceNow: timeout)
         condition.lock()
         defer { condition.unlock() }

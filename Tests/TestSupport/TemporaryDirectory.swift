@@ -60,7 +60,7 @@ public func expectNothingOpen(in directory: URL, sourceLocation: SourceLocation 
 /// The environments still open under `directory` after waiting (at most 30 s, a bound for a
 /// machine busy with the other tests) for them to close.
 private func stillOpen(under directory: URL) -> [String] {
-    Environment.waitUntilClosed(under: directory.resolvingSymlinksInPath().path + "/", timeout: 30)
+    Environment.waitUntilClosed(under: directory.resolvingSymlinksInPath().path + "/", timeout: eventTimeout)
 }
 
 /// The number of file descriptors this process has open on files under `directory`

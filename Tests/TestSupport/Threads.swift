@@ -11,7 +11,7 @@ private final class ResultBox<R>: @unchecked Sendable {
 /// Runs `body` on a new thread, waits for it (at most `timeout` seconds), and returns its
 /// result or rethrows its error.
 public func onOtherThread<R>(
-    timeout: TimeInterval = 60, sourceLocation: SourceLocation = #_sourceLocation,
+    timeout: TimeInterval = eventTimeout, sourceLocation: SourceLocation = #_sourceLocation,
     _ body: @escaping @Sendable () throws -> R
 ) throws -> R {
     let box = ResultBox<R>()

@@ -139,7 +139,7 @@ extension ArticleStore {
             // The writer waits, after resuming its group, until the caller has let go.
             TestHooks.groupCommit = { point in
                 switch point {
-                case .membersResumed: _ = dropped.wait(timeout: .now() + 30)
+                case .membersResumed: _ = dropped.wait(timeout: .now() + eventTimeout)
                 case .writerEnding: writerEnded.signal()
                 }
             }
@@ -147,8 +147,8 @@ extension ArticleStore {
             try await store.add("a")
             await store.close()
             dropped.signal()
-            precondition(writerEnded.wait(timeout: .now() + 30) == .success, "the writer thread did not end")
-            let open = Environment.waitUntilClosed(under: dir.path + "/", timeout: 30)
+            precondition(writerEnded.wait(timeout: .now() + eventTimeout) == .success, "the writer thread did not end")
+            let open = Environment.waitUntilClosed(under: dir.path + "/", timeout: eventTimeout)
             precondition(open.isEmpty, "still open: \(open)")
         }
     }

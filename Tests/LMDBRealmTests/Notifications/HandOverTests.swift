@@ -198,7 +198,7 @@ import Testing
             let ended = Collector<Bool>()
             Task.detached { _ = try? await waiting.value; ended.append(true) }
             let waited = await withCheckedContinuation { done in
-                Thread { done.resume(returning: ended.wait(count: 1, timeout: 60)) }.start()
+                Thread { done.resume(returning: ended.wait(count: 1, timeout: eventTimeout)) }.start()
             }
             #expect(waited != nil, "a cancelled stream waits for a commit to end")
             // Cancelling ends the observation and releases its realm at once.

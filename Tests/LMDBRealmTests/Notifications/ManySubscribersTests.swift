@@ -70,7 +70,7 @@ private final class Seen: @unchecked Sendable {
         defer { try? FileManager.default.removeItem(at: dir) }
         let config = makeConfiguration(dir, types: [Article.self])
         let threadsBefore = threadCount()
-        let streams = try onOtherThread(timeout: 180) {
+        let streams = try onOtherThread(timeout: eventTimeout) {
             let realm = try Realm(configuration: config)
             return (0..<subscribers).map { _ in realm.objects(Article.self).changes }
         }

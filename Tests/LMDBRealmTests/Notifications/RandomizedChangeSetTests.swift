@@ -126,7 +126,7 @@ import Testing
                 }
                 return shape(writer.objects(Article.self)).map(\.id)
             }
-            let caughtUp = checker.latest.wait(timeout: 30) { $0.last == expected }
+            let caughtUp = checker.latest.wait(timeout: eventTimeout) { $0.last == expected }
             #expect(caughtUp != nil, "the observer never reached the final state")
             queue.sync {
                 #expect(checker.failures.isEmpty, "\(checker.failures.prefix(5))")

@@ -63,15 +63,15 @@ import Testing
             }
             events.append("ended")
         }
-        #expect(try await onNewThread { events.wait(count: 1, timeout: 120) } == ["initial 0"])
+        #expect(try await onNewThread { events.wait(count: 1, timeout: eventTimeout) } == ["initial 0"])
         // The stream's realm holds one slot; a writer and a holder take the rest.
         let writer = try openOnQueue(config)
         var holder: (realm: Realm, queue: DispatchQueue)? = try openOnQueue(config)
         try writer.queue.sync { try writer.realm.write { writer.realm.add(Article(id: "a")) } }
-        #expect(try await onNewThread { events.wait(count: 2, timeout: 120) }?.last == "error tooManyReaders", "\(events.all)")
+        #expect(try await onNewThread { events.wait(count: 2, timeout: eventTimeout) }?.last == "error tooManyReaders", "\(events.all)")
         holder = nil  // a slot is free again
         try writer.queue.sync { try writer.realm.write { writer.realm.add(Article(id: "b")) } }
-        let after = try await onNewThread { events.wait(timeout: 120) { $0.last == "update 2" } }
+        let after = try await onNewThread { events.wait(timeout: eventTimeout) { $0.last == "update 2" } }
         #expect(after != nil, "\(events.all)")
         #expect(!events.all.contains("ended"))
         task.cancel()

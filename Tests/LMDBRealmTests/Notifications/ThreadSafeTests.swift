@@ -37,7 +37,7 @@ struct PersonHolder: Sendable {
                 }
                 done.append("\(ref?.realm === realm) \(ref?.name ?? "nil")")
             }
-            #expect(done.wait(count: 1, timeout: 60) == ["true Jane"])
+            #expect(done.wait(count: 1, timeout: eventTimeout) == ["true Jane"])
             realm.refresh()
             #expect(person.name == "Jane")
             // On this thread it is this thread's object.

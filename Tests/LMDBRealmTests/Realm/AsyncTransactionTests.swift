@@ -50,7 +50,7 @@ actor AsyncWriteStore {
                 }
                 events.append("returned \(realm.isPerformingAsynchronousWriteOperations)")
             }
-            let seen = events.wait(count: 4, timeout: 60)
+            let seen = events.wait(count: 4, timeout: eventTimeout)
             #expect(seen == ["returned true", "block", "complete true 1", "performing false"])
             let other = try Realm(configuration: config)
             #expect(other.objects(Article.self).count == 1)
@@ -92,7 +92,7 @@ actor AsyncWriteStore {
                 try! realm.cancelAsyncWrite(second)
             }
             // Blocks run in the order queued; each completion once its commit is durable.
-            let seen = events.wait(count: 5, timeout: 60) ?? []
+            let seen = events.wait(count: 5, timeout: eventTimeout) ?? []
             #expect(
                 seen.filter { $0.contains("block") } == [
                     "first block", "third block returns without a commit", "fourth block",
@@ -124,7 +124,7 @@ actor AsyncWriteStore {
                     errors.append((error as? Realm.Error).map { "\($0.code)" } ?? "no error")
                 }
             }
-            #expect(errors.wait(count: 1, timeout: 60) == ["primaryKeyExists"])
+            #expect(errors.wait(count: 1, timeout: eventTimeout) == ["primaryKeyExists"])
             realm.refresh()
             #expect(realm.objects(Article.self).map(\.id) == ["taken"])
             #expect(realm.object(ofType: Article.self, forPrimaryKey: "taken")?.wordCount == 1)
@@ -155,7 +155,7 @@ actor AsyncWriteStore {
                     events.append("last sees \(realm.objects(Article.self).map(\.id))")
                 }
             }
-            let seen = events.wait(count: 3, timeout: 60)
+            let seen = events.wait(count: 3, timeout: eventTimeout)
             #expect(seen == ["committed false 1", "cancelled false", "last sees [\"kept\"]"])
         }
     }
@@ -180,7 +180,7 @@ actor AsyncWriteStore {
                     realm.add(Article(id: "sync"))
                 }
             }
-            let seen = order.wait(count: 3, timeout: 60)
+            let seen = order.wait(count: 3, timeout: eventTimeout)
             #expect(seen == ["async block", "sync block sees 1", "async complete true"])
             let other = try Realm(configuration: config)
             #expect(other.objects(Article.self).count == 2)
@@ -216,9 +216,9 @@ actor AsyncWriteStore {
                 events.append("returned")
             }
             queue.async { events.append("queue free") }
-            #expect(events.wait(count: 2, timeout: 60) == ["returned", "queue free"])
+            #expect(events.wait(count: 2, timeout: eventTimeout) == ["returned", "queue free"])
             release.signal()
-            #expect(events.wait(count: 3, timeout: 60)?.last == "complete true 2")
+            #expect(events.wait(count: 3, timeout: eventTimeout)?.last == "complete true 2")
         }
     }
 
@@ -231,7 +231,7 @@ actor AsyncWriteStore {
             let reports = Collector<String>()
             await store.add("a", wordCount: 7) { reports.append($0) }
             await store.add("a", wordCount: 8) { reports.append($0) }
-            let seen = await Task.detached { reports.wait(count: 2, timeout: 60) }.value
+            let seen = try await onNewThread { reports.wait(count: 2, timeout: eventTimeout) }
             #expect(seen?.first == "ok count 1")
             #expect(seen?.last?.hasPrefix("RealmError.primaryKeyExists") == true, "\(seen ?? [])")
             #expect(seen?.last?.hasSuffix("count 1") == true, "\(seen ?? [])")

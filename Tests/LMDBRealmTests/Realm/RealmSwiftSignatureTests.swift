@@ -173,7 +173,7 @@ private func passAcross<T: ThreadConfined & SendableMetatype>(
         done.append(true)
     }
     thread.start()
-    _ = try #require(done.wait(count: 1, timeout: 60))
+    _ = try #require(done.wait(count: 1, timeout: eventTimeout))
 }
 
 private func names<C: RealmCollection>(_ collection: C) -> [String] where C.ElementType == SigDog {
@@ -232,7 +232,7 @@ extension RealmSwiftSignatureTests {
             let cancelled = Realm.asyncOpen(configuration: config, callbackQueue: queue) { _ in opened.append("cancelled one called") }
             cancelled.cancel()
             queue.sync {}
-            #expect(try #require(opened.wait(count: 2, timeout: 60)) == ["opened 0", "failed encryptionNotSupported"])
+            #expect(try #require(opened.wait(count: 2, timeout: eventTimeout)) == ["opened 0", "failed encryptionNotSupported"])
 
             let realm = try Realm(configuration: config)
             #expect(try realm == Realm(configuration: config))
@@ -320,7 +320,7 @@ extension RealmSwiftSignatureTests {
             queue.sync {}  // both registered (their .initial comes first on the queue)
             try realm.write { realm.objects(SigDog.self).first!.age = 2 }
             try realm.write { realm.objects(SigDog.self).first!.name = "Max" }
-            let got = try #require(seen.wait(count: 2, timeout: 60))
+            let got = try #require(seen.wait(count: 2, timeout: eventTimeout))
             #expect(Set(got) == ["results ~[0]", "object names true"])
         }
     }
@@ -360,17 +360,17 @@ extension RealmSwiftSignatureTests {
             defer { [t1, t2, t3].forEach { $0.invalidate() } }
             // Each expected change is awaited before the next commit (commits the queue reads
             // together arrive as one change).
-            _ = try #require(fromQueue.wait(count: 1, timeout: 60))
+            _ = try #require(fromQueue.wait(count: 1, timeout: eventTimeout))
             try realm.write { person.dogsByNickname["r"]!!.age = 3 }  // not a named property
             try realm.write { person.dogsByNickname["r"]!!.name = "Max" }
-            _ = try #require(fromQueue.wait(count: 2, timeout: 60))
+            _ = try #require(fromQueue.wait(count: 2, timeout: eventTimeout))
             try realm.write { person.dogsByNickname["b"] = bo }
-            _ = try #require(fromQueue.wait(count: 3, timeout: 60))
+            _ = try #require(fromQueue.wait(count: 3, timeout: eventTimeout))
             try realm.write { bo.age = 4 }
             try realm.write { bo.name = "Bob" }
             try realm.write { person.dogs.append(bo) }  // not a named property
             try realm.write { person.favoriteParks["home"] = "Bush Park" }
-            let got = try #require(fromQueue.wait(count: 4, timeout: 60))
+            let got = try #require(fromQueue.wait(count: 4, timeout: eventTimeout))
             #expect(got == [#"initial ["r"]"#, #"-[] +[] ~["r"]"#, #"-[] +["b"] ~[]"#, #"-[] +[] ~["b"]"#])
             #expect(sets == ["~[0]"])
             #expect(owners == ["~[0]"])
@@ -411,9 +411,9 @@ extension RealmSwiftSignatureTests {
                 }
             }
             defer { token.invalidate() }
-            _ = try #require(seen.wait(count: 1, timeout: 60))
+            _ = try #require(seen.wait(count: 1, timeout: eventTimeout))
             try realm.write { person.friends.insert(bo) }
-            #expect(try #require(seen.wait(count: 2, timeout: 60)) == ["initial 0", "+[0] [\"Ann\"]"])
+            #expect(try #require(seen.wait(count: 2, timeout: eventTimeout)) == ["initial 0", "+[0] [\"Ann\"]"])
         }
     }
 }

@@ -110,7 +110,7 @@ import Testing
             }
             let group = DispatchGroup()
             queue.async(group: group) { holder.count = holder.realm!.objects(Article.self).count }
-            #expect(group.wait(timeout: .now() + 30) == .success)
+            #expect(group.wait(timeout: .now() + eventTimeout) == .success)
             queue.sync {
                 #expect(holder.count == 1)
                 holder.realm = nil

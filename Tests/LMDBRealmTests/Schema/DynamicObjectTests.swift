@@ -197,7 +197,7 @@ final class DynLater: Object {
                 }
                 written.signal()
             }.start()
-            #expect(written.wait(timeout: .now() + 30) == .success)
+            #expect(written.wait(timeout: .now() + eventTimeout) == .success)
             #expect(failure.withLock { $0 } == nil)
             #expect(reader.objects(DynLater.self).count == 0)
             #expect(reader.dynamicObjects("DynFirst").count == 1)

@@ -35,7 +35,7 @@ import Testing
     /// Waits until this process has nothing open in `directory`, so that the file can be
     /// opened again with other options (one environment per file per process).
     static func waitUntilClosed(_ directory: URL) throws {
-        let open = Environment.waitUntilClosed(under: directory.path + "/", timeout: 30)
+        let open = Environment.waitUntilClosed(under: directory.path + "/", timeout: eventTimeout)
         guard open.isEmpty else { throw SetupFailed(description: "still open: \(open)") }
     }
 

@@ -115,7 +115,7 @@ final class VerifyNote: Object {
 
     /// Waits until this process has nothing open in `directory`.
     static func waitUntilClosed(_ directory: URL) throws {
-        let open = Environment.waitUntilClosed(under: directory.path + "/", timeout: 30)
+        let open = Environment.waitUntilClosed(under: directory.path + "/", timeout: eventTimeout)
         guard open.isEmpty else { throw SetupFailed(description: "still open: \(open)") }
     }
 
