@@ -206,39 +206,46 @@ extension QueryNode {
 /// The part of key path `name` up to the first list or `LinkingObjects` property, and the
 /// components after it; `nil` if it goes through none.
 private func splitAtCollection(_ name: String, in schema: ObjectSchema) -> (path: String, rest: ArraySlice<String>)? {
-    // Walked on the UTF-8 view, component by component, without splitting the whole path.
-    let utf8 = name.utf8
-    var schema = schema
-    var start = utf8.startIndex
-    while true {
-        let end = utf8[start...].firstIndex(of: UInt8(ascii: ".")) ?? utf8.endIndex
-        var component = name[start..<end]
-        // A map's keys (`ratings@keys`) or one key's value (`ratings[<hex>]`) name the map;
-        // only such a component has a `[` or an `@`.
-        if component.utf8.contains(where: { $0 == UInt8(ascii: "[") || $0 == UInt8(ascii: "@") }) {
-            if let map = MapKeyPath.split(String(component))?.map {
-                component = Substring(map)
-            } else if component.hasSuffix("@keys") {
-                component = component.dropLast(5)
+    // Walked on the name's UTF-8 bytes, component by component, without splitting the whole
+    // path: a query through a list is resolved each time it is applied.
+    var name = name
+    return name.withUTF8 { bytes in
+        let dot = UInt8(ascii: ".")
+        var schema = schema
+        var start = 0
+        while true {
+            var end = start
+            var marked = false  // a `[` or an `@`: a map's keys (`ratings@keys`) or one key's value (`ratings[<hex>]`)
+            while end < bytes.count, bytes[end] != dot {
+                if bytes[end] == UInt8(ascii: "[") || bytes[end] == UInt8(ascii: "@") { marked = true }
+                end += 1
             }
+            var componentName = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+            if marked {
+                if let map = MapKeyPath.split(componentName)?.map {
+                    componentName = map
+                } else if componentName.hasSuffix("@keys") {
+                    componentName.removeLast(5)
+                }
+            }
+            guard let column = schema.properties.firstIndex(where: { $0.name == componentName }) else { return nil }
+            if schema.properties[column].isArray || schema.properties[column].type == .linkingObjects {
+                let path = String(decoding: UnsafeBufferPointer(rebasing: bytes[..<end]), as: UTF8.self)
+                guard end < bytes.count else { return (path, []) }
+                // One component after the collection is the usual case (`keywords.value`).
+                var rest: [String] = []
+                var from = end + 1
+                for i in from...bytes.count where i == bytes.count || bytes[i] == dot {
+                    rest.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[from..<i]), as: UTF8.self))
+                    from = i + 1
+                }
+                return (path, rest[...])
+            }
+            guard end < bytes.count, schema.properties[column].type == .object,
+                let target = schema.properties[column].objectClassName.flatMap(ClassInfo.named)?.schema
+            else { return nil }
+            schema = target
+            start = end + 1
         }
-        // String equality compares the bytes at once (the generic `elementsEqual` steps them).
-        let componentName = String(component)
-        guard let property = schema.properties.first(where: { $0.name == componentName }) else { return nil }
-        if property.isArray || property.type == .linkingObjects {
-            let after = end == utf8.endIndex ? nil : name[utf8.index(after: end)...]
-            // One component after the collection is the usual case (`keywords.value`).
-            let rest: [String] =
-                after.map { tail in
-                    tail.utf8.contains(UInt8(ascii: "."))
-                        ? tail.split(separator: ".", omittingEmptySubsequences: false).map(String.init) : [String(tail)]
-                } ?? []
-            return (String(name[..<end]), rest[...])
-        }
-        guard end != utf8.endIndex, property.type == .object,
-            let target = property.objectClassName.flatMap(ClassInfo.named)?.schema
-        else { return nil }
-        schema = target
-        start = utf8.index(after: end)
     }
 }

@@ -332,6 +332,7 @@ struct QueryPlanner {
             return nil
         }
         var key: [UInt8] = []
+        key.reserveCapacity(bytes.count + 9)  // the tag and the key in one allocation (a decimal's may be longer)
         bytes.withUnsafeBytes { KeyEncoding.append($0, type: type, to: &key) }
         if column != table.primaryKeyColumn, key.count > Table.maximumIndexKeyLength {
             key.removeLast(key.count - Table.maximumIndexKeyLength)
