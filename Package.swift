@@ -38,11 +38,12 @@ let package = Package(
             providers: [.apt(["liblmdb-dev"])]
         ),
         .target(name: "LMDBKit", dependencies: ["CLMDB"], swiftSettings: strict),
-        // CRC-32C with the processor's instruction: the checksum of every record.
-        .target(name: "CRC32C"),
+        // C on hot paths: CRC-32C with the processor's instruction (the checksum of every
+        // record) and the thread-local column counter of the object a thread is making.
+        .target(name: "CHotPaths"),
         .target(
             name: "LMDBRealm",
-            dependencies: ["LMDBKit", "CRC32C"],
+            dependencies: ["LMDBKit", "CHotPaths"],
             swiftSettings: strict
         ),
         .target(

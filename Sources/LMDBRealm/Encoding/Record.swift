@@ -1,4 +1,4 @@
-import CRC32C
+import CHotPaths
 
 /// The stored form of one object: a versioned header, an offset table, the field bytes, then
 /// a checksum of everything before it.

@@ -1,4 +1,4 @@
-import CRC32C
+import CHotPaths
 
 /// The file's own values — a stored schema in the catalog, the schema and catalog versions, a
 /// class's Swift type name — as stored: the value's bytes, the CRC-32C of the key followed by

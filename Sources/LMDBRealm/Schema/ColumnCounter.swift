@@ -1,28 +1,17 @@
-import Foundation
+internal import CHotPaths
 
 /// Hands out column numbers to `@Persisted` wrappers while an object initialises.
 ///
 /// Swift initialises a class's stored properties in declaration order before `super.init`
 /// runs, so the wrappers of one object take 0, 1, 2 … and ``Object/init()`` resets the count
-/// for the next object. The count lives in thread-specific storage so objects can be created
-/// on many threads at once.
+/// for the next object. The count is a C thread-local, so objects can be created on many
+/// threads at once.
 @usableFromInline
 enum ColumnCounter {
-    private static let key: pthread_key_t = {
-        var key = pthread_key_t()
-        let rc = pthread_key_create(&key, { free($0) })
-        require(rc == 0, "pthread_key_create failed: \(rc)")
-        return key
-    }()
-
-    /// This thread's counter, allocated on first use and freed when the thread exits.
+    /// This thread's counter.
     @inline(__always)
     private static var counter: UnsafeMutablePointer<Int> {
-        if let p = pthread_getspecific(key) { return p.assumingMemoryBound(to: Int.self) }
-        let p = UnsafeMutablePointer<Int>.allocate(capacity: 1)
-        p.initialize(to: 0)
-        pthread_setspecific(key, p)
-        return p
+        lmdbrealm_column_counter()
     }
 
     /// Set in the count while a managed accessor initialises: its values come from the file, so

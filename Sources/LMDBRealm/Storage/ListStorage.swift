@@ -1,4 +1,4 @@
-import CRC32C
+import CHotPaths
 internal import LMDBKit
 
 /// The databases of one list property (`List<T>`).
