@@ -45,7 +45,7 @@ extension Environment {
                 var walker = PageWalker(fd: fd, dataFile: dataFilePath, limit: limit)
                 walker.onlyDatabases = only
                 // The meta page of the pinned version was overwritten already: pin a newer one.
-                guard walker.run(version: UInt64(txn.id)) else { return nil }
+                guard walker.run(version: UInt64(UInt(bitPattern: txn.id))) else { return nil }
                 return walker.problems
             }
             if let found { return found }
@@ -168,6 +168,10 @@ private struct PageWalker {
             } else if Int(bytes.u32(40)) != pageSize {
                 // LMDB takes the page size from the newer meta page, and divides by it.
                 report(index, "meta page \(index) gives the page size \(bytes.u32(40)), meta page 0 \(pageSize)")
+            } else if txnid > UInt64(Int.max) {
+                // No file reaches it (a commit a nanosecond for 290 years), and LMDB's `size_t`
+                // transaction IDs, read as Swift's `Int`, would be negative.
+                report(index, "meta page \(index) holds transaction \(txnid), more than any file has committed")
             } else if txnid != 0 && txnid & 1 != UInt64(index) {
                 // LMDB writes the meta of transaction t at page t % 2, and a reader picks it by
                 // that rule: a meta in the other place would show it an older version.

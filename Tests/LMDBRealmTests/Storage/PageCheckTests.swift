@@ -64,6 +64,20 @@ final class PagedNote: Object {
         }
     }
 
+    /// A transaction ID past `Int.max` (2^63 + 2, in meta page 0 where even IDs belong):
+    /// reading it as a Swift `Int` made it negative and stopped the process (found by the
+    /// verify fuzz target).
+    @Test func aMetaPageOfAnImpossibleTransactionIsRefusedAtOpen() throws {
+        try withTemporaryDirectory { dir in
+            let (url, bytes) = try writeFile(in: dir)
+            var damaged = bytes
+            withUnsafeBytes(of: (UInt64(1) << 63 + 2).littleEndian) { damaged.replaceSubrange(144..<152, with: $0) }
+            try damaged.write(to: url)
+            let error = try #require(throws: Realm.Error.self) { try open(url) }
+            #expect(error.code == .invalidDatabase && error.description.contains("more than any file has committed"), "\(error)")
+        }
+    }
+
     @Test func aFileCutShortIsRefusedAtOpenOrFoundByVerify() throws {
         try withTemporaryDirectory { dir in
             let (url, bytes) = try writeFile(in: dir)
