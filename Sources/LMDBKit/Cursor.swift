@@ -200,6 +200,21 @@ public struct Cursor: ~Copyable {
         if rc != MDB_SUCCESS { try transaction.poisoned(rc, "mdb_cursor_put") }
     }
 
+    /// Stores a value at the cursor (`mdb_cursor_put`) unless `flags` forbid it: returns false,
+    /// with nothing changed, when the key (or pair) exists under `noOverwrite` or
+    /// `noDuplicateData`, or the key does not sort last under `append`. Successive puts of
+    /// nearby keys through one cursor skip the descent from the root that `mdb_put` makes
+    /// each time (LMDB looks on the cursor's page first).
+    package func insert(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, flags: PutFlags) throws -> Bool {
+        if let poison = transaction.state.poison { throw poison }
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        let rc = lmdb("mdb_cursor_put") { mdb_cursor_put(handle, &k, &v, flags.rawValue) }
+        if rc == MDB_SUCCESS { return true }
+        if rc == MDB_KEYEXIST && flags.rawValue & UInt32(MDB_NOOVERWRITE | MDB_NODUPDATA | MDB_APPEND) != 0 { return false }
+        try transaction.poisoned(rc, "mdb_cursor_put")
+    }
+
     /// Deletes the entry under the cursor (`mdb_cursor_del`).
     package func deleteCurrent() throws {
         let rc = lmdb("mdb_cursor_del") { mdb_cursor_del(handle, 0) }

@@ -155,13 +155,19 @@ enum ListChunk {
 
     /// `chunk` (built by `append`) as stored under `key`: flagged, its checksum after it.
     static func sealed(_ chunk: [UInt8], key: UnsafeRawBufferPointer) -> [UInt8] {
-        var out = chunk.isEmpty ? [0, 0] : chunk
-        out[0] |= sealedFlag
-        let checksum = out.withUnsafeBytes { body in
+        var out = chunk
+        seal(&out, key: key)
+        return out
+    }
+
+    /// Seals `chunk` (built by `append`) in place, as stored under `key`.
+    static func seal(_ chunk: inout [UInt8], key: UnsafeRawBufferPointer) {
+        if chunk.isEmpty { chunk = [0, 0] }
+        chunk[0] |= sealedFlag
+        let checksum = chunk.withUnsafeBytes { body in
             lmdbrealm_crc32c(lmdbrealm_crc32c(0, key.baseAddress, key.count), body.baseAddress, body.count)
         }
-        withUnsafeBytes(of: checksum.littleEndian) { out.append(contentsOf: $0) }
-        return out
+        withUnsafeBytes(of: checksum.littleEndian) { chunk.append(contentsOf: $0) }
     }
 
     /// A stored chunk as `append` takes it: unflagged, without its checksum.
@@ -235,7 +241,10 @@ enum ListChunk {
     /// Counts one more element in `chunk` and appends its tag and length (`nil` for a null).
     @inline(__always)
     private static func appendHeader(_ count: Int?, to chunk: inout [UInt8]) {
-        if chunk.isEmpty { chunk = [0, 0] }
+        if chunk.isEmpty {
+            chunk.append(0)  // keeps a capacity reserved beforehand
+            chunk.append(0)
+        }
         let n = (Int(chunk[0]) << 8 | Int(chunk[1])) + 1
         chunk[0] = UInt8(truncatingIfNeeded: n >> 8)
         chunk[1] = UInt8(truncatingIfNeeded: n)
@@ -361,10 +370,17 @@ extension WriteSession {
             // search, and full pages. The first refusal ends the attempt.
             var appending = true
             var chunk: [UInt8] = []
+            // Room for the first chunk, sealed: one allocation, not one per doubling.
+            var size = 2 + ListChunk.checksumSize
+            for element in elements[start...] where size <= ListChunk.closingSize {
+                size += 3 + (element?.count ?? 0)
+            }
+            chunk.reserveCapacity(size)
             var first = start
             func store() throws {
                 try ListKey.key(prefix, first).withUnsafeBytes { k in
-                    try ListChunk.sealed(chunk, key: k).withUnsafeBytes { v in
+                    ListChunk.seal(&chunk, key: k)
+                    try chunk.withUnsafeBytes { v in
                         if appending { appending = try txn.put(list.items.dbi, key: k, value: v, flags: PutFlags.append.rawValue) }
                         if !appending { _ = try txn.put(list.items.dbi, key: k, value: v) }
                     }

@@ -611,7 +611,10 @@ final class WriteSession {
         changed()
         // Entries come sorted per index. Once an entry sorts after everything the index holds,
         // the rest are appended (MDB_APPEND / MDB_APPENDDUP): no search, and full pages.
+        // One cursor per index: LMDB looks for the next key on the cursor's page before it
+        // descends from the root, and the entries come sorted.
         var currentDBI: UInt32?
+        var cursor: UnsafeCursor?
         var appending = false
         var previousKey: [UInt8] = []
         var previousValue: [UInt8] = []
@@ -619,10 +622,10 @@ final class WriteSession {
             if dbi != currentDBI {
                 currentDBI = dbi
                 appending = false
-                let cursor = try UnsafeCursor(transaction: txn, dbi: dbi)
+                cursor = try UnsafeCursor(transaction: txn, dbi: dbi)
                 previousKey.removeAll(keepingCapacity: true)
                 previousValue.removeAll(keepingCapacity: true)
-                if let last = try cursor.last() {
+                if let last = try cursor!.last() {
                     let c = ByteOrder.compare(key, last.key)
                     appending = c > 0 || (c == 0 && ByteOrder.compare(value, last.value) > 0)
                     previousKey.append(contentsOf: last.key)
@@ -636,7 +639,7 @@ final class WriteSession {
                 // per entry.
                 let sameKey = ByteOrder.compare(key, previousKey) == 0
                 if sameKey && ByteOrder.compare(value, previousValue) == 0 { return }  // the same entry twice
-                _ = try txn.put(dbi, key: key, value: value, flags: sameKey ? PutFlags.appendDuplicate.rawValue : PutFlags.append.rawValue)
+                _ = try cursor!.insert(value, forKey: key, flags: sameKey ? .appendDuplicate : .append)
                 if !sameKey {
                     previousKey.removeAll(keepingCapacity: true)
                     previousKey.append(contentsOf: key)
@@ -644,7 +647,7 @@ final class WriteSession {
                 previousValue.removeAll(keepingCapacity: true)
                 previousValue.append(contentsOf: value)
             } else {
-                _ = try txn.put(dbi, key: key, value: value, flags: PutFlags.noDuplicateData.rawValue)
+                _ = try cursor!.insert(value, forKey: key, flags: .noDuplicateData)
             }
         }
     }
