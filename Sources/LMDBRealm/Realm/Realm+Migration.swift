@@ -268,7 +268,7 @@ extension Realm {
             throw Realm.Error(error, url: file.url, doing: "Cannot migrate from schema version \(version) to \(target)")
         }
         bindings.removeAll()
-        lastBinding = nil
+        recentBindings.removeAll()
     }
 
     /// A record of `info`'s class holding what a new object of it holds.

@@ -24,9 +24,9 @@ extension Realm {
 
     @inline(__always)
     private func cachedBinding(for type: Object.Type, info: ClassInfo?, create: Bool) throws -> TableBinding? {
-        if let last = lastBinding, last.classInfo.type == type { return last }
+        if let recent = recentBindings.binding(of: type) { return recent }
         if let b = bindings[ObjectIdentifier(type)] {
-            lastBinding = b
+            recentBindings.insert(b)
             return b
         }
         return try resolveBinding(info ?? ClassInfo.of(type), create: create)
@@ -150,7 +150,7 @@ extension Realm {
         if !isFrozen { file.noteCatalogVersion(version) }
         if bindingsVersion != version {
             bindings.removeAll()
-            lastBinding = nil
+            recentBindings.removeAll()
             bindingsVersion = version
         }
     }
@@ -180,4 +180,34 @@ extension Realm {
             return ["reading failed: \(error)"]
         }
     }
+}
+
+/// The last few bindings a realm used, checked before its dictionary of bindings: reading a
+/// graph goes from class to class (an article, its author, its keywords), so a single entry
+/// would miss every time.
+struct RecentBindings {
+    private var entries: (TableBinding?, TableBinding?, TableBinding?, TableBinding?) = (nil, nil, nil, nil)
+    private var next = 0
+
+    @inline(__always)
+    func binding(of type: Object.Type) -> TableBinding? {
+        if let b = entries.0, b.classInfo.type == type { return b }
+        if let b = entries.1, b.classInfo.type == type { return b }
+        if let b = entries.2, b.classInfo.type == type { return b }
+        if let b = entries.3, b.classInfo.type == type { return b }
+        return nil
+    }
+
+    /// Keeps `binding` in place of the oldest entry.
+    mutating func insert(_ binding: TableBinding) {
+        switch next {
+        case 0: entries.0 = binding
+        case 1: entries.1 = binding
+        case 2: entries.2 = binding
+        default: entries.3 = binding
+        }
+        next = (next + 1) & 3
+    }
+
+    mutating func removeAll() { self = RecentBindings() }
 }

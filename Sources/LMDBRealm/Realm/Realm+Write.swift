@@ -213,7 +213,7 @@ extension Realm {
         for table in changes.tables.values {
             bindings = bindings.filter { $0.value.table !== table }
         }
-        lastBinding = nil
+        recentBindings.removeAll()
     }
 
     /// Records `error` as the current write's failure, unless one is recorded already: the

@@ -68,8 +68,8 @@ public final class Realm {
     @exclusivity(unchecked) @usableFromInline final var generation: UInt64 = 1
 
     @exclusivity(unchecked) var bindings: [ObjectIdentifier: TableBinding] = [:]
-    /// The binding used last, checked before the dictionary.
-    @exclusivity(unchecked) var lastBinding: TableBinding?
+    /// The bindings used last, checked before the dictionary.
+    @exclusivity(unchecked) var recentBindings = RecentBindings()
     /// Where primary keys read from an accessor's key, not its record, are decoded.
     let keyFieldBuffer = UnsafeKeyFieldBuffer()
 
@@ -222,7 +222,7 @@ public final class Realm {
                     // An index added or removed in the model is built or dropped now.
                     if binding.table.schema.indexedNames != info.schema.indexedNames {
                         bindings[ObjectIdentifier(info.type)] = nil
-                        lastBinding = nil
+                        recentBindings.removeAll()
                         missing.append(info)
                     }
                 } else {

@@ -399,7 +399,8 @@ extension WriteSession {
                 if old.isEmpty {
                     // A new list (the usual case of `add`): every target is new. A target held
                     // twice is buffered twice; the flush writes it once.
-                    for target in list.targets(of: elements) {
+                    for element in elements {
+                        guard let target = list.target(of: element) else { continue }
                         try target.withUnsafeBytes { try bufferReference(references, target: $0, owner: owner) }
                     }
                 } else {

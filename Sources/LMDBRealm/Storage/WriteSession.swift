@@ -589,7 +589,7 @@ final class WriteSession {
     /// Buffers the entry *(target → owner)* of a list's references database, written sorted
     /// with the index entries: the targets of one write's lists come in no order.
     func bufferReference(_ references: Database, target: UnsafeRawBufferPointer, owner: UnsafeRawBufferPointer) throws {
-        buffers.indexEntries.append(dbi: references.dbi, key: Array(target), value: owner)
+        buffers.indexEntries.append(dbi: references.dbi, value: owner) { $0.append(contentsOf: target) }
         if buffers.indexEntries.count >= PendingIndexEntries.flushThreshold { try flushIndexEntries() }
     }
 
