@@ -139,9 +139,8 @@ extension Realm {
         graph.inProgress.insert(ObjectIdentifier(object))
         for column in info.lists {
             let field = info.fields[column]
-            guard let contents = withExtendedLifetime(object, { field.accessor.unmanagedList(at: base + field.offset) }) else {
-                continue
-            }
+            guard let reader = field.listReader else { continue }
+            let contents = withExtendedLifetime(object) { reader.contents(at: base + field.offset) }
             for target in contents.objects {
                 if let owner = target._realm {
                     require(owner.file === file, "Cannot add an object managed by a Realm of another file to a list.")
@@ -156,8 +155,10 @@ extension Realm {
         }
         if !info.links.isEmpty {
             for link in info.links {
+                // A to-one link is an `Optional` of an `Object` subclass: one nullable reference,
+                // read as such (no dynamic cast).
                 let field = info.fields[link.column]
-                guard let target = withExtendedLifetime(object, { field.accessor.linkedObject(at: base + field.offset) }) else {
+                guard let target = withExtendedLifetime(object, { (base + field.offset).load(as: Object?.self) }) else {
                     continue
                 }
                 if let owner = target._realm {

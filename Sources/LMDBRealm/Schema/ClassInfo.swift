@@ -16,6 +16,8 @@ final class ClassInfo: @unchecked Sendable {
         /// Where the wrapper's value sits in the object.
         let offset: Int
         let accessor: any PersistedField.Type
+        /// For a `List`, `MutableSet` or `Map`: reads it on an unmanaged object.
+        var listReader: (any UnmanagedListReader)? = nil
     }
 
     let type: Object.Type
@@ -106,7 +108,7 @@ final class ClassInfo: @unchecked Sendable {
             if origin != nil { backlinks.append((Int(column), origin!.type)) }
             let objectTarget = target ?? list?.elementTarget
             if let objectTarget, options & 4 != 0 || objectTarget is EmbeddedObject.Type { cascading.insert(f.name) }
-            columns.append((Int(column), property, Field(offset: f.offset + f.accessor.valueOffset, accessor: f.accessor)))
+            columns.append((Int(column), property, Field(offset: f.offset + f.accessor.valueOffset, accessor: f.accessor, listReader: f.accessor.unmanagedListReader)))
         }
         withExtendedLifetime(prototype) {}
         columns.sort { $0.column < $1.column }

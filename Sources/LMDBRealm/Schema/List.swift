@@ -335,6 +335,20 @@ protocol UnmanagedListContents: AnyObject {
     func encodedElements() -> [[UInt8]?]
 }
 
+/// Reads the collection a `@Persisted` wrapper of one type holds on an unmanaged object. Made
+/// once per class (``ClassInfo/Field/listReader``), so adding an object finds each collection's
+/// conformance without a dynamic cast.
+protocol UnmanagedListReader {
+    /// The collection at `value`, a wrapper's value.
+    func contents(at value: UnsafeRawPointer) -> any UnmanagedListContents
+}
+
+struct TypedListReader<Collection: UnmanagedListContents>: UnmanagedListReader {
+    func contents(at value: UnsafeRawPointer) -> any UnmanagedListContents {
+        value.assumingMemoryBound(to: Collection.self).pointee
+    }
+}
+
 extension List: ListValue, UnmanagedListContents {
     static var elementType: PropertyType { Element._rlmType }
     static var elementIsOptional: Bool { Element._rlmOptional }

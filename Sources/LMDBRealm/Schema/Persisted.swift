@@ -131,8 +131,9 @@ protocol PersistedField {
     static var declaredTypeName: String { get }
     /// What a `List` property holds; `nil` for any other property.
     static var listValue: (any ListValue.Type)? { get }
-    /// The unmanaged list at `value` (on an unmanaged object), or `nil`.
-    static func unmanagedList(at value: UnsafeRawPointer) -> (any UnmanagedListContents)?
+    /// What reads the collection this wrapper holds on an unmanaged object; `nil` for a
+    /// property that is not a `List`, `MutableSet` or `Map`.
+    static var unmanagedListReader: (any UnmanagedListReader)? { get }
     /// The object a to-one link at `value` holds (on an unmanaged object), or `nil`.
     static func linkedObject(at value: UnsafeRawPointer) -> Object?
     /// For a `LinkingObjects` property: the class whose property links here, and that
@@ -140,7 +141,8 @@ protocol PersistedField {
     static func linkingOrigin(at value: UnsafeRawPointer) -> (type: Object.Type, property: String)?
     /// Lets go of the object a to-one link at `value` holds, or the elements of a list: once
     /// its object is managed, they live in the file, and a graph with cycles would otherwise
-    /// keep itself (and its realm) alive.
+    /// keep itself (and its realm) alive. Only for a link or a collection: any other value
+    /// would be reset to its default.
     static func releaseLink(at value: UnsafeMutableRawPointer)
     /// The declared value type.
     static var declaredValueType: Any.Type { get }
@@ -177,8 +179,12 @@ extension Persisted: PersistedField {
     static var declaredTypeName: String { String(describing: Value.self) }
     static var listValue: (any ListValue.Type)? { Value.self as? any ListValue.Type }
 
-    static func unmanagedList(at value: UnsafeRawPointer) -> (any UnmanagedListContents)? {
-        value.assumingMemoryBound(to: Value.self).pointee as? any UnmanagedListContents
+    static var unmanagedListReader: (any UnmanagedListReader)? {
+        func reader<Collection: UnmanagedListContents>(_: Collection.Type) -> any UnmanagedListReader {
+            TypedListReader<Collection>()
+        }
+        guard let type = Value.self as? any UnmanagedListContents.Type else { return nil }
+        return reader(type)
     }
 
     static func linkedObject(at value: UnsafeRawPointer) -> Object? {
@@ -236,7 +242,6 @@ extension Persisted: PersistedField {
     }
 
     static func releaseLink(at value: UnsafeMutableRawPointer) {
-        guard linkTarget != nil || listValue != nil else { return }
         value.assumingMemoryBound(to: Value.self).pointee = Value._rlmDefaultValue
     }
 }
