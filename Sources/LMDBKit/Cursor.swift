@@ -188,6 +188,12 @@ public struct Cursor: ~Copyable {
         var count = 0
         let rc = mdb_cursor_count(handle, &count)
         if rc != MDB_SUCCESS { try transaction.poisoned(rc, "mdb_cursor_count") }
+        // Read from the file unchecked (a sub-database's record): `size_t` as `Int`.
+        guard count >= 0 else {
+            throw LMDBError(
+                code: MDB_CORRUPTED, context: "mdb_cursor_count",
+                finding: "the key's record counts \(UInt(bitPattern: count)) values, more than a file can hold: the file is damaged")
+        }
         return count
     }
 

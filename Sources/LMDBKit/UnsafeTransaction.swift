@@ -88,6 +88,16 @@ package struct UnsafeTransaction {
         var stat = MDB_stat()
         let rc = lmdb("mdb_stat") { mdb_stat(handle, MDB_dbi(dbi), &stat) }
         if rc != MDB_SUCCESS { try poisoned(rc, "mdb_stat") }
+        // The counts come from the database's record in the file, unchecked by LMDB; `size_t`
+        // reads as `Int`, so a damaged count past `Int.max` would be negative.
+        for (name, count) in [
+            ("entries", stat.ms_entries), ("branch pages", stat.ms_branch_pages), ("leaf pages", stat.ms_leaf_pages),
+            ("overflow pages", stat.ms_overflow_pages),
+        ] where count < 0 {
+            throw LMDBError(
+                code: MDB_CORRUPTED, context: "mdb_stat",
+                finding: "the database's record counts \(UInt(bitPattern: count)) \(name), more than a file can hold: the file is damaged")
+        }
         return Database.Statistics(
             entries: stat.ms_entries, depth: Int(stat.ms_depth), branchPages: stat.ms_branch_pages,
             leafPages: stat.ms_leaf_pages, overflowPages: stat.ms_overflow_pages)
