@@ -118,6 +118,7 @@ extension Realm {
             }
             newNotifiers.removeAll()
             pruneNotifiers()
+            sharedInitial = (0, [:])
             var logsAfter: [Int: [ChangeLog]?] = [:]
             for notifier in notifiers where notifier.isLive {
                 if notifier.needsInitial {
@@ -230,8 +231,18 @@ final class ResultsObserver<Element: Object>: NotificationObserver {
     }
 
     override func deliverInitial(_ realm: Realm, at current: Snapshot) {
+        // Observers of one query starting at one version start from the same keys: a thousand
+        // subscribers of one folder evaluate it once and hold one array of its keys.
+        var key = shareKey
+        key?.base = current.version
         let core = ResultsCore(realm: realm, info: info, steps: steps)
-        keys = core.evaluatedKeys()
+        if let key, let shared = realm.sharedInitialKeys(key) {
+            keys = shared
+        } else {
+            keys = core.evaluatedKeys()
+            realm.initialResultsEvaluated += 1
+            if let key { realm.shareInitialKeys(key, keys) }
+        }
         baseline = current
         callback(.initial(Results(core: core)))
     }
@@ -534,5 +545,20 @@ final class ObjectObserver<T: Object>: NotificationObserver {
         guard notify, !changes.isEmpty else { return }
         let object = key.withBytes { k in unsafeDowncast(realm.makeObject(binding, key: k, record: new), to: T.self) }
         callback(.change(object, changes))
+    }
+}
+
+extension Realm {
+    /// The keys another observer of the query `key` started from at version `key.base`, if
+    /// one did.
+    func sharedInitialKeys(_ key: SharedResultsChange.Key) -> [ObjectKey]? {
+        sharedInitial.version == key.base ? sharedInitial.keys[key] : nil
+    }
+
+    /// Keeps `keys` for the next observers of the query `key` at version `key.base`; those
+    /// kept for another version go.
+    func shareInitialKeys(_ key: SharedResultsChange.Key, _ keys: [ObjectKey]) {
+        if sharedInitial.version != key.base { sharedInitial = (key.base, [:]) }
+        sharedInitial.keys[key] = keys
     }
 }

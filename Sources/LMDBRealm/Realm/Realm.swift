@@ -92,6 +92,13 @@ public final class Realm {
     var sharedResultsChanges: [SharedResultsChange.Key: SharedResultsChange] = [:]
     /// How many times this realm worked out what a commit did to an observed query.
     @_spi(Testing) public internal(set) var resultsChangesComputed = 0
+    /// The keys observers of one query started from at one version (all at
+    /// `sharedInitial.version`), kept across delivery rounds: observers registered one by one
+    /// at that version start from the first one's evaluation. Keys only: nothing here holds
+    /// the realm.
+    var sharedInitial: (version: Int, keys: [SharedResultsChange.Key: [ObjectKey]]) = (0, [:])
+    /// How many times this realm evaluated an observed query for its first notification.
+    @_spi(Testing) public internal(set) var initialResultsEvaluated = 0
     /// Tokens whose observers skip the changes of the write being committed.
     var skippedTokens: [NotificationToken] = []
     /// What the last nested write (of an `asyncWrite`) changed, for its group's change log.

@@ -79,6 +79,39 @@ struct Delta: Equatable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Observers of one query that start at one version (a server's subscribers, registered
+    /// one by one) start from one evaluation of it; another query, or a later version, is
+    /// evaluated anew; and each observer hears the same, right changes afterwards.
+    @Test func observersOfOneQueryStartFromOneEvaluation() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: makeConfiguration(dir, types: [Article.self]))
+            try realm.write { for i in 0..<6 { realm.add(Article(id: "a\(i)", section: i % 2 == 0 ? "Sports" : "Arts", wordCount: i)) } }
+            func sports() -> Results<Article> { realm.objects(Article.self).where { $0.section == "Sports" }.sorted(byKeyPath: "wordCount") }
+            var deltas: [[Delta]] = Array(repeating: [], count: 5)
+            var tokens: [NotificationToken] = []
+            let before = realm.initialResultsEvaluated
+            for i in 0..<3 {
+                tokens.append(sports().observe { deltas[i].append(Delta($0)) })
+                realm.refresh()  // delivers this observer's initial notification
+            }
+            #expect(realm.initialResultsEvaluated - before == 1)
+            tokens.append(realm.objects(Article.self).where { $0.section == "Arts" }.observe { deltas[3].append(Delta($0)) })
+            realm.refresh()
+            #expect(realm.initialResultsEvaluated - before == 2)
+            for i in 0..<4 { #expect(deltas[i] == [.initial(3)], "observer \(i)") }
+            try realm.write { realm.add(Article(id: "b", section: "Sports", wordCount: 1)) }
+            for i in 0..<3 { #expect(deltas[i].last == Delta(insertions: [1], count: 4), "observer \(i)") }
+            // At the new version, the same query is evaluated again, and right.
+            tokens.append(sports().observe { deltas[4].append(Delta($0)) })
+            realm.refresh()
+            #expect(realm.initialResultsEvaluated - before == 3)
+            #expect(deltas[4] == [.initial(4)])
+            try realm.write { realm.delete(realm.object(ofType: Article.self, forPrimaryKey: "a0")!) }
+            for i in [0, 1, 2, 4] { #expect(deltas[i].last == Delta(deletions: [0], count: 3), "observer \(i)") }
+            withExtendedLifetime(tokens) {}
+        }
+    }
+
     /// Observers of one query on one realm share the work of each commit: it is worked out
     /// once per distinct query (and key paths), and each observer gets the same, right change.
     @Test func observersOfOneQueryShareTheWorkOfEachCommit() throws {
