@@ -372,7 +372,8 @@ extension WriteSession {
             var chunk: [UInt8] = []
             // Room for the first chunk, sealed: one allocation, not one per doubling.
             var size = 2 + ListChunk.checksumSize
-            for element in elements[start...] where size <= ListChunk.closingSize {
+            for element in elements[start...] {
+                if size > ListChunk.closingSize { break }
                 size += 3 + (element?.count ?? 0)
             }
             chunk.reserveCapacity(size)
