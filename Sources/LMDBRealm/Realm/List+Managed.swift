@@ -14,7 +14,7 @@ extension Object {
         if let current = realm.currentBinding(of: self), current !== _binding { _binding = current }
         let binding = _binding.unsafelyUnwrapped
         let stored = binding.isIdentity ? Int(column) : binding.storedColumn(column)
-        guard let list = binding.table.lists[stored] else { return nil }
+        guard let list = binding.table.list(at: stored) else { return nil }
         return (binding.table, list, stored)
     }
 
@@ -41,14 +41,7 @@ extension Object {
     /// The stored bytes of every element of declared list column `column`, in one walk, in
     /// one buffer.
     final func _listFieldBytes(_ column: Int32) -> ListFieldBytes {
-        readList(column) { view, list, owner in
-            var fields = ListFieldBytes()
-            try view.forEachListElement(list, owner: owner) { _, element in
-                fields.append(element)
-                return true
-            }
-            return fields
-        }
+        readList(column) { view, list, owner in try view.listFieldBytes(list, owner: owner) }
     }
 
     final func _listCount(_ column: Int32) -> Int {
@@ -116,7 +109,7 @@ extension Object {
     final func _editList<Element: _Persistable>(_ column: Int32, _ edit: ListEdit<Element>) {
         guard let (realm, table, stored) = listWrite(column) else { return }
         for element in edit.newElements { guard realm.manage(element) else { return } }
-        let list = table.lists[stored]!
+        let list = table.list(at: stored)!
         let old: [[UInt8]?]
         do {
             old = try _key.withBytes { try realm.readView().listElements(list, owner: $0) }
@@ -137,7 +130,7 @@ extension Object {
     /// map, which are bytes the caller encodes).
     final func _editListFields(_ column: Int32, _ change: (inout [[UInt8]?]) -> Void) {
         guard let (realm, table, stored) = listWrite(column) else { return }
-        let list = table.lists[stored]!
+        let list = table.list(at: stored)!
         do {
             let old = try _key.withBytes { try realm.readView().listElements(list, owner: $0) }
             var fields = old

@@ -56,7 +56,7 @@ extension Realm {
     }
 
     func forEachListElement(of table: Table, column: Int, owner: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) -> Bool) {
-        guard let list = table.lists[column] else { return }
+        guard let list = table.list(at: column) else { return }
         do {
             try queryView().forEachListElement(list, owner: owner) { _, element in body(element) }
         } catch {

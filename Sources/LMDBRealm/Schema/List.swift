@@ -76,6 +76,8 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
         private let owner: Object?
         private let fields: ListFieldBytes
         private var index = 0
+        /// Where element `index` starts in `fields`.
+        private var offset = 0
 
         init(unmanaged: [Element]) {
             self.unmanaged = unmanaged.makeIterator()
@@ -91,8 +93,8 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
         public mutating func next() -> Element? {
             if unmanaged != nil { return unmanaged!.next() }
             guard index < fields.count, let realm = owner?._realm else { return nil }
-            defer { index += 1 }
-            return fields.withElement(index) { Object.decodeElement($0, as: Element.self, in: realm) }
+            index += 1
+            return fields.withElement(at: &offset) { Object.decodeElement($0, as: Element.self, in: realm) }
         }
     }
 
@@ -370,35 +372,3 @@ extension List: ListValue, UnmanagedListContents {
     }
 }
 
-/// The stored bytes of a list's elements, copied in one walk into one buffer: two allocations
-/// for the whole list rather than one per element.
-struct ListFieldBytes {
-    private var bytes: [UInt8] = []
-    /// Each element's end in `bytes`, negated (minus one) for a null.
-    private var ends: [Int] = []
-
-    var count: Int { ends.count }
-
-    mutating func append(_ element: UnsafeRawBufferPointer?) {
-        // Room for a short list at once: growing by doubling costs more than the bytes.
-        if ends.capacity == 0 {
-            ends.reserveCapacity(16)
-            bytes.reserveCapacity(256)
-        }
-        guard let element else {
-            ends.append(-bytes.count - 1)
-            return
-        }
-        bytes.append(contentsOf: element)
-        ends.append(bytes.count)
-    }
-
-    /// Lends `body` element `i` (`nil` for a null).
-    func withElement<R>(_ i: Int, _ body: (UnsafeRawBufferPointer?) -> R) -> R {
-        let end = ends[i]
-        guard end >= 0 else { return body(nil) }
-        let previous = i == 0 ? 0 : ends[i - 1]
-        let start = previous >= 0 ? previous : -previous - 1
-        return bytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[start..<end])) }
-    }
-}

@@ -36,7 +36,7 @@ extension StoreView {
         from origin: Table, column: Int, owner: UnsafeRawBufferPointer, target: UnsafeRawBufferPointer, file: StoreFile
     ) throws {
         var holds = false
-        if let list = origin.lists[column] {
+        if let list = origin.list(at: column) {
             guard try transaction.get(origin.database.dbi, key: owner) != nil else {
                 throw DamagedValue(description: "a backlink of '\(origin.className)' is damaged: it names an object that is gone")
             }
@@ -76,7 +76,7 @@ extension StoreView {
     /// The database holding `column`'s backlinks, the key to look `target` up under, and
     /// whether that key was cut to the index key length (so it may name other targets too).
     private func backlinkProbe(_ origin: Table, _ column: Int, _ target: UnsafeRawBufferPointer) -> (UInt32?, [UInt8], Bool) {
-        if let references = origin.lists[column]?.references { return (references.dbi, Array(target), false) }
+        if let references = origin.list(at: column)?.references { return (references.dbi, Array(target), false) }
         guard let index = origin.indexes[column] else { return (nil, [], false) }
         var probe: [UInt8] = []
         origin.appendIndexKey(target, column: column, to: &probe)

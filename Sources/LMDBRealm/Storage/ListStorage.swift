@@ -78,27 +78,11 @@ enum ListKey {
         return out
     }
 
-    /// The key of the chunk starting at element `position` of `owner`'s list, built at once.
-    static func key(owner: UnsafeRawBufferPointer, _ position: Int) -> [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: owner.count + 6) { out, count in
-            out[0] = UInt8(truncatingIfNeeded: owner.count >> 8)
-            out[1] = UInt8(truncatingIfNeeded: owner.count)
-            UnsafeMutableRawBufferPointer(out).baseAddress!.advanced(by: 2).copyMemory(from: owner.baseAddress!, byteCount: owner.count)
-            withUnsafeBytes(of: UInt32(truncatingIfNeeded: position).bigEndian) { p in
-                for i in 0..<4 { out[2 + owner.count + i] = p[i] }
-            }
-            count = owner.count + 6
-        }
-    }
-
     /// The first position of a chunk key of the same list as the chunk key `other`, or `nil`
     /// for another list.
-    static func position(_ key: UnsafeRawBufferPointer, sameListAs other: [UInt8]) -> Int? {
+    static func position(_ key: UnsafeRawBufferPointer, sameListAs other: UnsafeRawBufferPointer) -> Int? {
         guard key.count == other.count,
-            other.withUnsafeBytes({
-                ByteOrder.equal(
-                    UnsafeRawBufferPointer(rebasing: key.prefix(other.count - 4)), UnsafeRawBufferPointer(rebasing: $0.prefix(other.count - 4)))
-            })
+            ByteOrder.equal(UnsafeRawBufferPointer(rebasing: key.prefix(other.count - 4)), UnsafeRawBufferPointer(rebasing: other.prefix(other.count - 4)))
         else { return nil }
         return Int(UInt32(bigEndian: key.loadUnaligned(fromByteOffset: other.count - 4, as: UInt32.self)))
     }
@@ -197,8 +181,16 @@ enum ListChunk {
     /// chunk) until it returns false. Bytes read from the file are checked, not trusted: the
     /// walk ends where the chunk stops making sense.
     /// - Returns: false if `body` stopped the walk.
-    @discardableResult
+    @discardableResult @inline(__always)
     static func forEach(_ stored: UnsafeRawBufferPointer, _ body: (_ index: Int, _ element: UnsafeRawBufferPointer?) -> Bool) -> Bool {
+        walk(stored) { i, element, _ in body(i, element) }
+    }
+
+    /// ``forEach(_:_:)``, also telling `body` where in the chunk each element's bytes end.
+    @inline(__always)
+    private static func walk(
+        _ stored: UnsafeRawBufferPointer, _ body: (_ index: Int, _ element: UnsafeRawBufferPointer?, _ end: Int) -> Bool
+    ) -> Bool {
         let n = count(stored)
         let chunk = Self.body(stored)
         var at = 2
@@ -207,23 +199,42 @@ enum ListChunk {
             let tag = chunk[at]
             at += 1
             guard tag == 1 else {
-                if !body(i, nil) { return false }
+                if !body(i, nil, at) { return false }
                 continue
             }
             var length = 0
             var shift = 0
+            var ended = false
             while at < chunk.count, shift < 35 {
                 let b = chunk[at]
                 at += 1
                 length |= Int(b & 0x7F) << shift
                 shift += 7
-                if b & 0x80 == 0 { break }
+                if b & 0x80 == 0 {
+                    ended = true
+                    break
+                }
             }
-            guard length <= chunk.count - at else { return true }
-            if !body(i, UnsafeRawBufferPointer(start: chunk.baseAddress! + at, count: length)) { return false }
+            // A length that runs past the chunk or past five bytes makes no sense.
+            guard ended, length <= chunk.count - at else { return true }
+            if !body(i, UnsafeRawBufferPointer(start: chunk.baseAddress! + at, count: length), at + length) { return false }
             at += length
         }
         return true
+    }
+
+    /// The elements of `stored` that make sense (those ``forEach(_:_:)`` walks): how many, and
+    /// their bytes as the chunk holds them (each a tag, a length and its field bytes).
+    static func wellFormedElements(_ stored: UnsafeRawBufferPointer) -> (count: Int, bytes: UnsafeRawBufferPointer) {
+        var count = 0
+        var end = 2
+        _ = walk(stored) { _, _, elementEnd in
+            count += 1
+            end = elementEnd
+            return true
+        }
+        guard count > 0 else { return (0, UnsafeRawBufferPointer(start: nil, count: 0)) }
+        return (count, UnsafeRawBufferPointer(rebasing: stored[2..<end]))
     }
 
     /// Appends `element` to `chunk` (a chunk's bytes, its count included).
@@ -319,14 +330,41 @@ extension StoreView {
     func forEachListElement(
         _ list: ListDatabases, owner: UnsafeRawBufferPointer, _ body: (_ position: Int, _ element: UnsafeRawBufferPointer?) -> Bool
     ) throws {
-        let start = ListKey.key(owner: owner, 0)
-        let cursor = try UnsafeCursor(transaction: transaction, dbi: list.items.dbi)
-        var entry = try start.withUnsafeBytes { try cursor.seek(atLeast: $0) }
-        while let e = entry, let first = ListKey.position(e.key, sameListAs: start) {
-            try check(e.value, key: e.key)
-            guard ListChunk.forEach(e.value, { i, element in body(first + i, element) }) else { return }
-            entry = try cursor.next()
+        try forEachListChunk(list, owner: owner) { first, chunk in
+            ListChunk.forEach(chunk) { i, element in body(first + i, element) }
         }
+    }
+
+    /// Calls `body` with each chunk of `owner`'s list and the position of its first element,
+    /// in order, until it returns false. The chunk's checksum is checked first.
+    func forEachListChunk(
+        _ list: ListDatabases, owner: UnsafeRawBufferPointer, _ body: (_ first: Int, _ chunk: UnsafeRawBufferPointer) -> Bool
+    ) throws {
+        // The first chunk's key, on the stack: two bytes of length, the owner's key, position 0.
+        try withUnsafeTemporaryAllocation(byteCount: owner.count + 6, alignment: 1) { start in
+            start[0] = UInt8(truncatingIfNeeded: owner.count >> 8)
+            start[1] = UInt8(truncatingIfNeeded: owner.count)
+            UnsafeMutableRawBufferPointer(rebasing: start[2..<(2 + owner.count)]).copyMemory(from: owner)
+            for i in 0..<4 { start[2 + owner.count + i] = 0 }
+            let start = UnsafeRawBufferPointer(start)
+            let cursor = try UnsafeCursor(transaction: transaction, dbi: list.items.dbi)
+            var entry = try cursor.seek(atLeast: start)
+            while let e = entry, let first = ListKey.position(e.key, sameListAs: start) {
+                try check(e.value, key: e.key)
+                guard body(first, e.value) else { return }
+                entry = try cursor.next()
+            }
+        }
+    }
+
+    /// The elements of `owner`'s list, copied in one walk into one buffer.
+    func listFieldBytes(_ list: ListDatabases, owner: UnsafeRawBufferPointer) throws -> ListFieldBytes {
+        var fields = ListFieldBytes()
+        try forEachListChunk(list, owner: owner) { _, chunk in
+            fields.append(ListChunk.wellFormedElements(chunk))
+            return true
+        }
+        return fields
     }
 
     /// The elements of `owner`'s list, copied.
@@ -345,7 +383,7 @@ extension WriteSession {
     /// has read them, are the elements stored now. Only the chunks from the one holding the
     /// first element that differs are rewritten.
     func setList(_ elements: [[UInt8]?], old: [[UInt8]?]? = nil, of owner: ObjectKey, in table: Table, column: Int) throws {
-        let list = table.lists[column]!
+        let list = table.list(at: column)!
         try owner.withBytes { owner in
             let old = try old ?? view.listElements(list, owner: owner)
             let kept = zip(old, elements).prefix { $0 == $1 }.count
@@ -428,7 +466,7 @@ extension WriteSession {
 
     /// Appends `element` to `owner`'s list: one descent to its last chunk, one to store it.
     func appendToList(_ element: UnsafeRawBufferPointer?, of owner: ObjectKey, in table: Table, column: Int) throws {
-        let list = table.lists[column]!
+        let list = table.list(at: column)!
         try owner.withBytes { owner in
             let txn = view.transaction
             let prefix = ListKey.prefix(owner)
@@ -519,5 +557,46 @@ extension WriteSession {
     private func listChanged(owner: ObjectKey, table: Table, column: Int) {
         changeLog?.changes(for: table).modified[owner, default: 0] |= ChangeLog.bit(column)
         observer.writeSessionChanged()
+    }
+}
+
+/// The elements of a list, copied from its chunks in one walk into one buffer: each chunk's
+/// elements that make sense, as the chunk holds them (a tag, a length and the field bytes), in
+/// one copy per chunk. An iterator reads them in order.
+struct ListFieldBytes {
+    private var bytes: [UInt8] = []
+    /// The number of elements.
+    private(set) var count = 0
+
+    /// Appends a chunk's well-formed elements (``ListChunk/wellFormedElements(_:)``).
+    mutating func append(_ elements: (count: Int, bytes: UnsafeRawBufferPointer)) {
+        guard elements.count > 0 else { return }
+        bytes.append(contentsOf: elements.bytes)
+        count += elements.count
+    }
+
+    /// Lends `body` the element starting at `offset` (`nil` for a null) and moves `offset` to
+    /// the next. `offset` must be 0 or where the previous element ended.
+    @inline(__always)
+    func withElement<R>(at offset: inout Int, _ body: (UnsafeRawBufferPointer?) -> R) -> R {
+        bytes.withUnsafeBytes { bytes in
+            // Checked as they were copied (`ListChunk.walk`): the tag, a length of at most five
+            // bytes and the field bytes are all there.
+            let tag = bytes[offset]
+            offset += 1
+            guard tag == 1 else { return body(nil) }
+            var length = 0
+            var shift = 0
+            while true {
+                let b = bytes[offset]
+                offset += 1
+                length |= Int(b & 0x7F) << shift
+                shift += 7
+                if b & 0x80 == 0 { break }
+            }
+            let start = offset
+            offset += length
+            return body(UnsafeRawBufferPointer(rebasing: bytes[start..<offset]))
+        }
     }
 }

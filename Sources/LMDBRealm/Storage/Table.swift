@@ -34,6 +34,8 @@ final class Table: @unchecked Sendable {
     let hasIndexes: Bool
     /// The databases of each list column (see ``ListDatabases``).
     let lists: [Int: ListDatabases]
+    /// `lists` by stored column, for reads that look one up per object.
+    private let listsByColumn: [ListDatabases?]
     /// Whether any column links to objects (a to-one link or a collection of objects).
     let hasLinks: Bool
 
@@ -47,6 +49,7 @@ final class Table: @unchecked Sendable {
         self.indexes = indexes
         self.compoundIndexes = compoundIndexes
         self.lists = lists
+        self.listsByColumn = (0..<schema.properties.count).map { lists[$0] }
         self.indexedColumns = indexes.keys.sorted()
         self.hasIndexes = !indexes.isEmpty || !compoundIndexes.isEmpty
         self.fixedSizes = .allocate(capacity: schema.properties.count)
@@ -55,6 +58,12 @@ final class Table: @unchecked Sendable {
         self.primaryKeyColumn = schema.properties.firstIndex { $0.isPrimary }
         self.primaryKeyType = primaryKeyColumn.map { schema.properties[$0].type }
         self.hasLinks = schema.properties.contains { $0.type == .object }
+    }
+
+    /// The databases of list column `column`, or `nil` if it is not one.
+    @inline(__always)
+    func list(at column: Int) -> ListDatabases? {
+        column >= 0 && column < listsByColumn.count ? listsByColumn[column] : lists[column]
     }
 
     deinit {

@@ -499,7 +499,7 @@ final class VerifyNote: Object {
             try Self.damage(config) { txn, open in
                 var chunk: [UInt8] = []
                 ListChunk.append(Array("orphan".utf8), to: &chunk)
-                let key = Self.key("ghost").withUnsafeBytes { ListKey.key(owner: $0, 0) }
+                let key = Self.key("ghost").withUnsafeBytes { ListKey.key(ListKey.prefix($0), 0) }
                 try txn.put(chunk, forKey: key, in: open("list_VerifyArticle_tags"))
             }
             let report = try Self.verify(config)
@@ -512,11 +512,35 @@ final class VerifyNote: Object {
             let config = try Self.makeFile(in: dir)
             try Self.damage(config) { txn, open in
                 // Five elements announced, one begun, its length past the chunk's end.
-                let key = Self.key("a").withUnsafeBytes { ListKey.key(owner: $0, 0) }
+                let key = Self.key("a").withUnsafeBytes { ListKey.key(ListKey.prefix($0), 0) }
                 try txn.put([0, 5, 1, 200], forKey: key, in: open("list_VerifyArticle_tags"))
             }
             let report = try Self.verify(config)
             Self.expectOnly(.damagedList, className: "VerifyArticle", objectKey: "a", saying: ["'tags'", "element 0"], in: report)
+        }
+    }
+
+    @Test func aLengthThatDoesNotEndIsADamagedList() throws {
+        try withTemporaryDirectory { dir in
+            let config = try Self.makeFile(in: dir)
+            try Self.damage(config) { txn, open in
+                // Two elements announced: "ok", then a value whose length's last byte says
+                // another follows, at the chunk's end (read as it was, it made an empty string).
+                var chunk: [UInt8] = []
+                ListChunk.append(Array("ok".utf8), to: &chunk)
+                chunk[1] = 2
+                chunk += [1, 0x80]
+                let key = Self.key("a").withUnsafeBytes { ListKey.key(ListKey.prefix($0), 0) }
+                try txn.put(chunk, forKey: key, in: open("list_VerifyArticle_tags"))
+            }
+            let report = try Self.verify(config)
+            Self.expectOnly(.damagedList, className: "VerifyArticle", objectKey: "a", saying: ["'tags'", "element 1"], in: report)
+            // Reads walk the elements that make sense and stop where the chunk stops making it.
+            let realm = try Realm(configuration: config)
+            let article = try #require(realm.object(ofType: VerifyArticle.self, forPrimaryKey: "a"))
+            var tags: [String] = []
+            for tag in article.tags { tags.append(tag) }
+            #expect(tags == ["ok"])
         }
     }
 
@@ -527,7 +551,7 @@ final class VerifyNote: Object {
                 var chunk: [UInt8] = []
                 ListChunk.append(Array("p".utf8), to: &chunk)
                 ListChunk.append(Array("p".utf8), to: &chunk)
-                let key = Self.key("a").withUnsafeBytes { ListKey.key(owner: $0, 0) }
+                let key = Self.key("a").withUnsafeBytes { ListKey.key(ListKey.prefix($0), 0) }
                 try txn.put(chunk, forKey: key, in: open("list_VerifyArticle_labels"))
             }
             let report = try Self.verify(config)
@@ -539,7 +563,7 @@ final class VerifyNote: Object {
     static func changeTagsChunk(of config: Realm.Configuration, _ change: ([UInt8], UnsafeRawBufferPointer) -> [UInt8]) throws {
         try damage(config) { txn, open in
             let list = try open("list_VerifyArticle_tags")
-            let key = Self.key("a").withUnsafeBytes { ListKey.key(owner: $0, 0) }
+            let key = Self.key("a").withUnsafeBytes { ListKey.key(ListKey.prefix($0), 0) }
             guard let stored = try txn.get(key, in: list, { Array($0) }) else { throw SetupFailed(description: "a's tags are not stored") }
             let changed = key.withUnsafeBytes { change(stored, $0) }
             try txn.put(changed, forKey: key, in: list)
@@ -572,8 +596,8 @@ final class VerifyNote: Object {
             // a's tags, stored (with their checksum) as c's: the checksum covers the key too.
             try Self.damage(config) { txn, open in
                 let list = try open("list_VerifyArticle_tags")
-                let from = Self.key("a").withUnsafeBytes { ListKey.key(owner: $0, 0) }
-                let to = Self.key("c").withUnsafeBytes { ListKey.key(owner: $0, 0) }
+                let from = Self.key("a").withUnsafeBytes { ListKey.key(ListKey.prefix($0), 0) }
+                let to = Self.key("c").withUnsafeBytes { ListKey.key(ListKey.prefix($0), 0) }
                 guard let stored = try txn.get(from, in: list, { Array($0) }) else { throw SetupFailed(description: "a's tags are not stored") }
                 try txn.put(stored, forKey: to, in: list)
             }
