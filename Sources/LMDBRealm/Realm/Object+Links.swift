@@ -12,10 +12,12 @@ extension Object {
             _ = ClassInfo.recordAccess(column)
             return nil
         }
-        guard let field = _readField(column) else { return nil }
-        // The field may sit in a buffer the next key read reuses: the lookup gets a copy.
-        let key = Array(field)
-        return key.withUnsafeBytes { realm.linkedObject(type, key: $0) }
+        // The target's binding first: finding it may write (a table's indexes brought up to
+        // date inside a write). After it, the link's field is lent to the lookup as it lies in
+        // the record, in the memory map, where nothing moves it during a read; only a primary
+        // key's field sits in a buffer the next key read reuses, and a link is never one.
+        guard let binding = realm.bindingForReading(type), let key = _readField(column) else { return nil }
+        return realm.lookUp(binding, key: key)
     }
 
     /// Links declared column `column` to `target` (`nil` unlinks). An unmanaged target is

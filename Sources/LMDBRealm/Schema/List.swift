@@ -78,23 +78,39 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
         private var index = 0
         /// Where element `index` starts in `fields`.
         private var offset = 0
+        /// The class of the elements of a list of objects, found once for the whole walk.
+        private let target: Object.Type?
 
         init(unmanaged: [Element]) {
             self.unmanaged = unmanaged.makeIterator()
             owner = nil
             fields = ListFieldBytes()
+            target = nil
         }
 
         init(owner: Object, fields: ListFieldBytes) {
             self.owner = owner
             self.fields = fields
+            target = Element.self as? Object.Type
         }
 
         public mutating func next() -> Element? {
             if unmanaged != nil { return unmanaged!.next() }
             guard index < fields.count, let realm = owner?._realm else { return nil }
             index += 1
-            return fields.withElement(at: &offset) { Object.decodeElement($0, as: Element.self, in: realm) }
+            guard let target else {
+                return fields.withElement(at: &offset) { Object.decodeElement($0, as: Element.self, in: realm) }
+            }
+            // An object: looked up through a closure of no generic type, then handed out as an
+            // `Element` (it is one: `target`'s binding made it).
+            let object = fields.object(at: &offset) { key in
+                guard let key, let object = realm.linkedObject(target, key: key) else {
+                    fatalError("A list of '\(target.className())' holds an object that is gone")
+                }
+                return object
+            }
+            assert(object is Element)
+            return unsafeBitCast(object, to: Element.self)
         }
     }
 

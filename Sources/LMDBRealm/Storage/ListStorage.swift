@@ -579,24 +579,34 @@ struct ListFieldBytes {
     /// the next. `offset` must be 0 or where the previous element ended.
     @inline(__always)
     func withElement<R>(at offset: inout Int, _ body: (UnsafeRawBufferPointer?) -> R) -> R {
-        bytes.withUnsafeBytes { bytes in
-            // Checked as they were copied (`ListChunk.walk`): the tag, a length of at most five
-            // bytes and the field bytes are all there.
-            let tag = bytes[offset]
+        bytes.withUnsafeBytes { Self.element($0, at: &offset, body) }
+    }
+
+    /// ``withElement(at:_:)`` for the objects of a list of objects: `body` makes the object of
+    /// the key it is lent. Not generic, so that the walk is compiled for it.
+    func object(at offset: inout Int, _ body: (UnsafeRawBufferPointer?) -> Object) -> Object {
+        bytes.withUnsafeBytes { Self.element($0, at: &offset, body) }
+    }
+
+    /// The element of `bytes` at `offset`, lent to `body`; `offset` moves past it.
+    @inline(__always)
+    private static func element<R>(_ bytes: UnsafeRawBufferPointer, at offset: inout Int, _ body: (UnsafeRawBufferPointer?) -> R) -> R {
+        // Checked as they were copied (`ListChunk.walk`): the tag, a length of at most five
+        // bytes and the field bytes are all there.
+        let tag = bytes[offset]
+        offset += 1
+        guard tag == 1 else { return body(nil) }
+        var length = 0
+        var shift = 0
+        while true {
+            let b = bytes[offset]
             offset += 1
-            guard tag == 1 else { return body(nil) }
-            var length = 0
-            var shift = 0
-            while true {
-                let b = bytes[offset]
-                offset += 1
-                length |= Int(b & 0x7F) << shift
-                shift += 7
-                if b & 0x80 == 0 { break }
-            }
-            let start = offset
-            offset += length
-            return body(UnsafeRawBufferPointer(rebasing: bytes[start..<offset]))
+            length |= Int(b & 0x7F) << shift
+            shift += 7
+            if b & 0x80 == 0 { break }
         }
+        let start = offset
+        offset += length
+        return body(UnsafeRawBufferPointer(rebasing: bytes[start..<offset]))
     }
 }
