@@ -260,6 +260,9 @@ extension Realm {
     /// The binding of the class called `className` for reading: its Swift class's if this
     /// process declares one, else the file's stored class read dynamically.
     func bindingForReading(className: String) -> TableBinding? {
+        // A class read a moment ago (a query through a link plans with its target's binding
+        // every time) is found by name among the recent ones, before the process-wide registry.
+        if let recent = recentBinding(named: className) { return recent }
         if let info = ClassInfo.named(className), let binding = bindingForReading(info.type) { return binding }
         return dynamicBinding(named: className)
     }

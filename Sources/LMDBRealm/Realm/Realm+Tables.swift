@@ -22,6 +22,16 @@ extension Realm {
         return try cachedBinding(for: type, info: info, create: create)
     }
 
+    /// The binding of the Swift class called `className` if it is among the recent ones.
+    func recentBinding(named className: String) -> TableBinding? {
+        if let frozenLock {
+            frozenLock.lock()
+            defer { frozenLock.unlock() }
+            return recentBindings.binding(named: className)
+        }
+        return recentBindings.binding(named: className)
+    }
+
     @inline(__always)
     private func cachedBinding(for type: Object.Type, info: ClassInfo?, create: Bool) throws -> TableBinding? {
         if let recent = recentBindings.binding(of: type) { return recent }
@@ -195,6 +205,15 @@ struct RecentBindings {
         if let b = entries.1, b.classInfo.type == type { return b }
         if let b = entries.2, b.classInfo.type == type { return b }
         if let b = entries.3, b.classInfo.type == type { return b }
+        return nil
+    }
+
+    /// The recent binding of the class called `className`, if there is one.
+    func binding(named className: String) -> TableBinding? {
+        if let b = entries.0, b.table.className == className { return b }
+        if let b = entries.1, b.table.className == className { return b }
+        if let b = entries.2, b.table.className == className { return b }
+        if let b = entries.3, b.table.className == className { return b }
         return nil
     }
 
