@@ -162,7 +162,7 @@ extension Realm {
     /// soon on the realm's queue or actor otherwise.
     func scheduleDelivery() {
         switch confinement {
-        case .thread:
+        case .thread, .lent:
             deliverNotifications()
         case .queue(let token):
             let holder = WeakRealm(self)

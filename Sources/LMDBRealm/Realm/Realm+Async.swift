@@ -86,7 +86,7 @@ extension Realm {
         switch confinement {
         case .actor(let reference): return isolation != nil && reference.actor.map { $0 === isolation! } == true
         case .thread: return isolation.map { $0 === MainActor.shared } == true && Thread.isMainThread
-        case .queue, .frozen: return false
+        case .queue, .lent, .frozen: return false
         }
     }
 

@@ -186,6 +186,9 @@ extension Realm {
 
     /// Stops the process unless the realm can run work later where it is confined.
     private func requireLaterWork(_ call: String) {
+        if case .lent = confinement {
+            fatalError("\(call) cannot run on the realm of a RealmStore's read: write with the store's write(_:)")
+        }
         if case .thread = confinement, !Thread.isMainThread {
             fatalError(
                 "\(call) needs a realm that can run work later where it is confined: a realm of a serial queue (Realm(configuration:queue:)), of an actor (Realm(configuration:actor:)) or of the main thread; this realm belongs to another thread, which has nothing to come back to"
@@ -326,8 +329,8 @@ extension Realm {
                 }
             case .thread:
                 DispatchQueue.main.async { job.run() }
-            case .frozen:
-                preconditionFailure("a frozen realm has no asynchronous writes")
+            case .lent, .frozen:
+                preconditionFailure("a lent or frozen realm has no asynchronous writes")
             }
         }
     }

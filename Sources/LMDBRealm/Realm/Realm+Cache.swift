@@ -104,7 +104,7 @@ extension Realm {
         case .thread(let thread): return HandleKey(path: path, context: nil, thread: UInt(thread))
         case .queue(let token): return HandleKey(path: path, context: ObjectIdentifier(token), thread: 0)
         case .actor(let reference): return HandleKey(path: path, context: reference.actor.map { ObjectIdentifier($0) }, thread: 1)
-        case .frozen: fatalError("frozen realms are not cached")
+        case .lent, .frozen: fatalError("lent and frozen realms are not cached")
         }
     }
 

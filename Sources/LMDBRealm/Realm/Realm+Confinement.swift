@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 
 // MARK: - Confinement
 
@@ -8,7 +9,28 @@ extension Realm {
         case thread(pthread_t)
         case queue(QueueToken)
         case actor(ActorReference)
+        /// A realm a ``RealmStore`` lends for one read: confined to the thread that borrowed
+        /// it, while it holds it.
+        case lent(Borrower)
         case frozen
+    }
+
+    /// The thread that holds a lent realm, or none.
+    final class Borrower: Sendable {
+        /// The holder's `pthread_t`, 0 while the realm is not lent.
+        private let holder = Atomic<UInt>(0)
+
+        init() {}
+
+        /// Lends the realm to the calling thread. Call only while nobody holds it.
+        func lendToCurrentThread() { holder.store(UInt(pthread_self()), ordering: .relaxed) }
+
+        /// Takes the realm back: no thread may use it until it is lent again.
+        func takeBack() { holder.store(0, ordering: .relaxed) }
+
+        /// Whether the calling thread holds the realm.
+        @inline(__always)
+        var isCurrent: Bool { holder.load(ordering: .relaxed) == UInt(pthread_self()) }
     }
 
     /// The actor a realm is confined to, held weakly: the actor usually holds the realm.
@@ -52,6 +74,7 @@ extension Realm {
         switch confinement {
         case .thread(let owner): pthread_equal(owner, pthread_self()) != 0
         case .queue(let token): token.isCurrent
+        case .lent(let borrower): borrower.isCurrent
         case .actor, .frozen: false
         }
     }
@@ -66,6 +89,8 @@ extension Realm {
             if owner != pthread_self() { wrongThread() }
         case .queue(let token):
             if DispatchQueue.getSpecific(key: QueueToken.key) !== token { wrongThread() }
+        case .lent(let borrower):
+            if !borrower.isCurrent { wrongThread() }
         case .actor(let reference):
             guard let actor = reference.actor else { wrongThread() }
             actor.preconditionIsolated("Realm accessed from incorrect thread.")

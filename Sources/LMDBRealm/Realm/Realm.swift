@@ -166,7 +166,7 @@ public final class Realm {
                     await Realm.runListener(listener, on: actor)
                 }
             }
-        case .thread, .frozen:
+        case .thread, .lent, .frozen:
             break
         }
     }

@@ -58,4 +58,52 @@ private struct Refused: Error {}
         let ids = try await store.read { realm in Set(realm.objects(Article.self).map(\.id)) }
         #expect(ids.count == 9 && !ids.contains("w4"))
     }
+
+    /// More reads at once than the store has readers: the others wait for a reader to come
+    /// back, and every read sees the data.
+    @Test func readsBeyondTheReadersWaitTheirTurn() async throws {
+        let dir = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let store = try await RealmStore(configuration: makeConfiguration(dir, types: [Article.self]), readers: 1)
+        try await store.write { realm in
+            for i in 0..<100 { realm.add(Article(id: "a\(i)", wordCount: i)) }
+        }
+        let sums = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<64 {
+                group.addTask { try await store.read { realm in realm.objects(Article.self).sum(ofProperty: "wordCount") } }
+            }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(sums == Array(repeating: 4_950, count: 64))
+    }
+
+    /// Between reads, the store's realms hold no version: writes after a read leave nothing
+    /// pinned that a later write could not reuse.
+    @Test func anIdleStorePinsNoVersion() async throws {
+        let dir = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let config = makeConfiguration(dir, types: [Article.self])
+        let store = try await RealmStore(configuration: config, readers: 2)
+        try await store.write { realm in realm.add(Article(id: "first")) }
+        #expect(try await store.read { realm in realm.objects(Article.self).count } == 1)
+        for i in 0..<5 {
+            try await store.write { realm in realm.add(Article(id: "w\(i)")) }
+        }
+        let statistics = try await store.read { realm in try realm.statistics }
+        // The read asking holds the newest version, and so does the writer: nobody an older one.
+        #expect(statistics.oldestPinnedVersion == statistics.currentVersion)
+    }
+
+    /// A read's block runs off the caller's actor, and sees the writes that returned before it.
+    @MainActor @Test func aReadRunsOffTheCallersActor() async throws {
+        let dir = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let store = try await RealmStore(configuration: makeConfiguration(dir, types: [Article.self]))
+        try await store.write { realm in realm.add(Article(id: "main")) }
+        let (onMainThread, found) = try await store.read { realm in
+            (Thread.isMainThread, realm.object(ofType: Article.self, forPrimaryKey: "main") != nil)
+        }
+        #expect(!onMainThread)
+        #expect(found)
+    }
 }

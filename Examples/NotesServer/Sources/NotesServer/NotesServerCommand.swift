@@ -25,14 +25,14 @@ struct StoreOptions: ParsableArguments {
     @Option(help: "The store's file (default: notes.realm or notes.sqlite in the current directory).")
     var path: String?
 
-    @Option(help: "The reading queues of the LMDBRealm store.")
-    var readers: Int = 2
+    @Option(help: "The realms the LMDBRealm store reads with at once (default: one per core).")
+    var readers: Int?
 
     func validate() throws {
         guard BackendKind(rawValue: backend) != nil else {
             throw ValidationError("--backend must be one of: \(BackendKind.allCases.map(\.rawValue).joined(separator: ", "))")
         }
-        guard readers > 0 else { throw ValidationError("--readers must be at least 1") }
+        guard (readers ?? 1) > 0 else { throw ValidationError("--readers must be at least 1") }
     }
 
     var kind: BackendKind { BackendKind(rawValue: backend) ?? .lmdbrealm }
