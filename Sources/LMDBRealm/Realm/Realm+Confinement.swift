@@ -9,8 +9,8 @@ extension Realm {
         case thread(pthread_t)
         case queue(QueueToken)
         case actor(ActorReference)
-        /// A realm a ``RealmStore`` lends for one read: confined to the thread that borrowed
-        /// it, while it holds it.
+        /// The realm of a ``RealmStore``'s reading queue: confined, for each read, to the
+        /// thread that runs it.
         case lent(Borrower)
         case frozen
     }

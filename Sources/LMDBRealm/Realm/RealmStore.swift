@@ -1,10 +1,11 @@
+import Dispatch
 import Foundation
 import Synchronization
 
 /// A `Sendable` way for concurrent code (the request handlers of a server, a task group) to
-/// read and write one realm file: a read borrows one of a few realms the store keeps and runs
-/// on the calling task's thread, at the newest version; writes go through one actor's realm,
-/// so writes made at once share a commit (one `fsync`).
+/// read and write one realm file: reads run on a small pool of queues, each lending its realm
+/// to the thread that runs the read, at the newest version; writes go through one actor's
+/// realm, so writes made at once share a commit (one `fsync`).
 ///
 /// ```swift
 /// let store = try await RealmStore(configuration: config)
@@ -22,39 +23,38 @@ import Synchronization
 ///
 /// The blocks get a realm that belongs to them for the call: return values, or frozen objects
 /// and results (``FrozenObject``, ``FrozenResults``), never live ones. A read sees every write
-/// that returned before it began. Reads run side by side, up to `readers` at once; one more
-/// waits (without blocking its thread) for a realm to come back. A read's block runs on a
-/// thread of Swift's global concurrent pool, never on the caller's actor, as any synchronous
-/// code of a `@concurrent` function: keep blocks short, and scan a large file from a task of
-/// its own.
+/// that returned before it began. Reads on the pool run side by side, one per queue; a read
+/// costs a hop to a queue and back, with no realm to open (the queues keep theirs) and no
+/// version held between reads.
 public final class RealmStore: Sendable {
     /// The configuration the store's realms are opened with.
     public let configuration: Realm.Configuration
-    private let readers: Int
-    private let pool = Mutex(ReaderPool())
+    private let readers: [ReaderQueue]
+    private let next = Atomic<Int>(0)
     private let writer: StoreWriter
 
-    /// Opens the store: checks the file (and migrates it, as opening a realm does). The realms
-    /// for reading open as reads need them, up to `readers` (one per core by default).
+    /// Opens the store: checks the file (and migrates it, as opening a realm does), and starts
+    /// `readers` reading queues (by default, one per core), whose realms open on first use.
     /// - Throws: As ``Realm/init(configuration:queue:)``.
     public init(configuration: Realm.Configuration, readers: Int = ProcessInfo.processInfo.activeProcessorCount) async throws {
         require(readers > 0, "A RealmStore needs at least one reader")
         self.configuration = configuration
-        self.readers = readers
+        self.readers = (0..<readers).map { ReaderQueue(index: $0) }
         writer = try await StoreWriter(configuration: configuration)
     }
 
-    /// Runs `body` with a realm of the newest version and returns what it returned.
-    ///
-    /// The realm is lent to the calling thread for the call, then released (it pins no
-    /// version while no read runs).
+    /// Runs `body` with a realm of the newest version on one of the reading queues and
+    /// returns what it returned.
     /// - Throws: What `body` threw, or a ``Realm/Error`` if the newest version cannot be read
     ///   (such as when every LMDB reader slot is taken).
-    @concurrent
     public func read<T: Sendable>(_ body: @escaping @Sendable (Realm) throws -> T) async throws -> T {
-        let reader = await borrow()
-        defer { giveBack(reader) }
-        return try reader.read(configuration, body)
+        let reader = readers[next.add(1, ordering: .relaxed).oldValue % readers.count]
+        let configuration = configuration
+        return try await withCheckedThrowingContinuation { continuation in
+            reader.queue.async {
+                continuation.resume(with: Result { try reader.read(configuration, body) })
+            }
+        }
     }
 
     /// Runs `body` in a write transaction and returns what it returned, once the write is
@@ -63,60 +63,25 @@ public final class RealmStore: Sendable {
     public func write<T: Sendable>(_ body: @escaping @Sendable (Realm) throws -> T) async throws -> T {
         try await writer.write(body)
     }
-
-    /// An idle reader, a new one while fewer than `readers` exist, or the next one given back.
-    private func borrow() async -> Reader {
-        enum Turn { case idle(Reader), new, wait }
-        let turn: Turn = pool.withLock { pool in
-            if let reader = pool.idle.popLast() { return .idle(reader) }
-            if pool.opened < readers {
-                pool.opened += 1
-                return .new
-            }
-            return .wait
-        }
-        switch turn {
-        case .idle(let reader): return reader
-        case .new: return Reader()
-        case .wait:
-            return await withCheckedContinuation { waiter in
-                let reader: Reader? = pool.withLock { pool in
-                    // One may have come back since the first look.
-                    if let reader = pool.idle.popLast() { return reader }
-                    pool.waiters.append(waiter)
-                    return nil
-                }
-                if let reader { waiter.resume(returning: reader) }
-            }
-        }
-    }
-
-    /// Hands `reader` to the longest waiting read, or back to the idle ones.
-    private func giveBack(_ reader: Reader) {
-        let waiter: CheckedContinuation<Reader, Never>? = pool.withLock { pool in
-            if !pool.waiters.isEmpty { return pool.waiters.removeFirst() }
-            pool.idle.append(reader)
-            return nil
-        }
-        waiter?.resume(returning: reader)
-    }
 }
 
-/// The store's readers: those idle, how many exist, and the reads waiting for one.
-private struct ReaderPool {
-    var idle: [Reader] = []
-    var opened = 0
-    var waiters: [CheckedContinuation<Reader, Never>] = []
-}
-
-/// A realm of a ``RealmStore`` for reading, lent to one read's thread at a time.
-private final class Reader: @unchecked Sendable {
-    // @unchecked Sendable: `realm` is touched only by the thread it is lent to, between
-    // `lendToCurrentThread` and `takeBack` in `read`; the store's mutex orders one loan before
-    // the next, and the realm itself stops any other thread (its confinement is `.lent`).
+/// A reading queue of a ``RealmStore`` and its realm, lent to the thread that runs each read.
+///
+/// The realm is confined `.lent`, not to the queue: it checks an atomic thread id on each use
+/// (a queue-confined realm asks Dispatch for the current queue's specific), and, having no
+/// queue to refresh on, costs nothing when others commit; it takes the newest version as a read
+/// begins and lets it go as it ends, so an idle store pins no version.
+private final class ReaderQueue: @unchecked Sendable {
+    // @unchecked Sendable: `realm` is only touched on `queue` (serial), inside `read`.
+    let queue: DispatchQueue
     private let borrower = Realm.Borrower()
     private var realm: Realm?
 
+    init(index: Int) {
+        queue = DispatchQueue(label: "LMDBRealm.RealmStore.reader-\(index)")
+    }
+
+    /// Runs `body` with the queue's realm at the newest version. Call on `queue`.
     func read<T>(_ configuration: Realm.Configuration, _ body: (Realm) throws -> T) throws -> T {
         borrower.lendToCurrentThread()
         defer { borrower.takeBack() }
@@ -133,8 +98,7 @@ private final class Reader: @unchecked Sendable {
             realm = try Realm(configuration: configuration, confinement: .lent(borrower))
             self.realm = realm
         }
-        // Released after the block: an idle reader pins no version (and cancels a write the
-        // block left open).
+        // Released after the block (which also cancels a write the block left open).
         defer { realm.invalidate() }
         return try body(realm)
     }

@@ -59,8 +59,8 @@ private struct Refused: Error {}
         #expect(ids.count == 9 && !ids.contains("w4"))
     }
 
-    /// More reads at once than the store has readers: the others wait for a reader to come
-    /// back, and every read sees the data.
+    /// More reads at once than the store has reading queues: they wait their turn on the
+    /// queue, and every read sees the data.
     @Test func readsBeyondTheReadersWaitTheirTurn() async throws {
         let dir = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -77,8 +77,8 @@ private struct Refused: Error {}
         #expect(sums == Array(repeating: 4_950, count: 64))
     }
 
-    /// Between reads, the store's realms hold no version: writes after a read leave nothing
-    /// pinned that a later write could not reuse.
+    /// Between reads, the store's realms hold no version (they do not follow commits either):
+    /// writes after a read leave nothing pinned that a later write could not reuse.
     @Test func anIdleStorePinsNoVersion() async throws {
         let dir = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -1,17 +1,17 @@
 public import Foundation
 import LMDBRealm
 
-/// The notes in an LMDBRealm file, through one `RealmStore`: reads with a realm it lends to the
-/// handler's thread, writes through its writer (writes made at once share a commit), and folder
-/// events from `Results.observe(on:)` on one queue.
+/// The notes in an LMDBRealm file, through one `RealmStore`: reads on its pool of reading
+/// queues, writes through its writer (writes made at once share a commit), and folder events
+/// from `Results.observe(on:)` on one queue.
 public final class RealmNotesBackend: NotesBackend {
     public var kind: BackendKind { .lmdbrealm }
     let store: RealmStore
     /// The queue folder events are observed on.
     private let eventQueue = DispatchQueue(label: "notes.events")
 
-    /// Opens the realm at `fileURL` (creating it if missing); the store reads with up to
-    /// `readers` realms at once (by default, one per core).
+    /// Opens the realm at `fileURL` (creating it if missing) with `readers` reading queues (by
+    /// default, one per core).
     public init(fileURL: URL, readers: Int? = nil) async throws {
         var configuration = Realm.Configuration(fileURL: fileURL)
         configuration.objectTypes = [Note.self]
