@@ -33,10 +33,14 @@ public final class RealmStore: Sendable {
     private let next = Atomic<Int>(0)
     private let writer: StoreWriter
 
+    /// The reading queues a store starts unless told: one per core, at most eight (each
+    /// queue's realm keeps an LMDB reader slot of the 126 a file has).
+    public static var defaultReaders: Int { min(max(ProcessInfo.processInfo.activeProcessorCount, 1), 8) }
+
     /// Opens the store: checks the file (and migrates it, as opening a realm does), and starts
-    /// `readers` reading queues (by default, one per core), whose realms open on first use.
+    /// `readers` reading queues, whose realms open on first use.
     /// - Throws: As ``Realm/init(configuration:queue:)``.
-    public init(configuration: Realm.Configuration, readers: Int = ProcessInfo.processInfo.activeProcessorCount) async throws {
+    public init(configuration: Realm.Configuration, readers: Int = RealmStore.defaultReaders) async throws {
         require(readers > 0, "A RealmStore needs at least one reader")
         self.configuration = configuration
         self.readers = (0..<readers).map { ReaderQueue(index: $0) }

@@ -25,7 +25,7 @@ struct StoreOptions: ParsableArguments {
     @Option(help: "The store's file (default: notes.realm or notes.sqlite in the current directory).")
     var path: String?
 
-    @Option(help: "The reading queues of the LMDBRealm store (default: one per core).")
+    @Option(help: "The reading queues of the LMDBRealm store (default: one per core, at most 8).")
     var readers: Int?
 
     func validate() throws {

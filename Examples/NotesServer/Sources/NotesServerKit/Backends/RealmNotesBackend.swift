@@ -11,7 +11,7 @@ public final class RealmNotesBackend: NotesBackend {
     private let eventQueue = DispatchQueue(label: "notes.events")
 
     /// Opens the realm at `fileURL` (creating it if missing) with `readers` reading queues (by
-    /// default, one per core).
+    /// default, one per core, at most eight).
     public init(fileURL: URL, readers: Int? = nil) async throws {
         var configuration = Realm.Configuration(fileURL: fileURL)
         configuration.objectTypes = [Note.self]
