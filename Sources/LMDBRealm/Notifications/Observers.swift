@@ -55,6 +55,11 @@ extension Realm {
     /// its token is invalidated on the realm's thread or queue, it is dropped at once (with
     /// its callback, which often holds the realm).
     func addNotifier(_ observer: NotificationObserver) {
+        if case .lent = confinement {
+            fatalError(
+                "Cannot observe the realm of a RealmStore's read: it is lent for the read only, and nothing delivers its notifications after it. Observe with observe(on:) and a queue of yours, or iterate changes"
+            )
+        }
         file.hub.observerAdded()
         notifiers.append(observer)
         newNotifiers.append(observer)

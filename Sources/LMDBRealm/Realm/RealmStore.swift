@@ -25,7 +25,8 @@ import Synchronization
 /// and results (``FrozenObject``, ``FrozenResults``), never live ones. A read sees every write
 /// that returned before it began. Reads on the pool run side by side, one per queue; a read
 /// costs a hop to a queue and back, with no realm to open (the queues keep theirs) and no
-/// version held between reads.
+/// version held between reads. A read's realm is lent for the read only: observe with
+/// `observe(on:)` on a queue of yours, or iterate `changes`, not inside a read.
 public final class RealmStore: Sendable {
     /// The configuration the store's realms are opened with.
     public let configuration: Realm.Configuration

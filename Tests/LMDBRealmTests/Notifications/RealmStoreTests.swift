@@ -106,4 +106,34 @@ private struct Refused: Error {}
         #expect(!onMainThread)
         #expect(found)
     }
+
+    /// A read's realm belongs to the read: used after it (here, smuggled out), it stops the
+    /// process with the usual message instead of reading a version nobody holds.
+    @Test func aReadsRealmUsedAfterTheReadStops() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            final class Smuggled: @unchecked Sendable { var realm: Realm? }
+            let dir = try makeTemporaryDirectory()
+            let store = try await RealmStore(configuration: makeConfiguration(dir, types: [Article.self]))
+            let smuggled = Smuggled()
+            try await store.read { realm in smuggled.realm = realm }
+            _ = smuggled.realm!.objects(Article.self).count
+        }
+        let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(stderr.contains("Realm accessed from incorrect thread."), "\(stderr)")
+    }
+
+    /// Observing inside a read would register an observer nothing ever calls: it stops, and
+    /// says what to use.
+    @Test func observingInAReadStops() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let dir = try makeTemporaryDirectory()
+            let store = try await RealmStore(configuration: makeConfiguration(dir, types: [Article.self]))
+            try await store.read { realm in
+                let token = realm.objects(Article.self).observe { _ in }
+                token.invalidate()
+            }
+        }
+        let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(stderr.contains("Cannot observe the realm of a RealmStore's read"), "\(stderr)")
+    }
 }
