@@ -136,4 +136,35 @@ private struct Refused: Error {}
         let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
         #expect(stderr.contains("Cannot observe the realm of a RealmStore's read"), "\(stderr)")
     }
+
+    /// A read that finds every LMDB reader slot taken throws `tooManyReaders` (the process goes
+    /// on), and reads again once a slot is free. Each frozen result kept holds its version's
+    /// slot, so the next read needs a new one.
+    @Test func aReadWithEveryReaderSlotTakenThrows() async throws {
+        let dir = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var config = makeConfiguration(dir, types: [Article.self])
+        config.maximumNumberOfReaders = 3
+        let store = try await RealmStore(configuration: config, readers: 1)
+        var held: [FrozenResults<Article>] = []
+        var failure: (any Error)?
+        for i in 0..<8 {
+            try await store.write { realm in realm.add(Article(id: "a\(i)")) }
+            do {
+                held.append(try await store.read { realm in FrozenResults(realm.objects(Article.self)) })
+            } catch {
+                failure = error
+                break
+            }
+        }
+        #expect((failure as? Realm.Error)?.code == .tooManyReaders, "\(String(describing: failure))")
+        #expect(!held.isEmpty)
+        held.removeAll()
+        #expect(try await store.read { realm in realm.objects(Article.self).count } >= 1)
+    }
+
+    @Test func theDefaultReadersAreOnePerCoreAtMostEight() {
+        #expect(RealmStore.defaultReaders == min(ProcessInfo.processInfo.activeProcessorCount, 8))
+        #expect((1...8).contains(RealmStore.defaultReaders))
+    }
 }
