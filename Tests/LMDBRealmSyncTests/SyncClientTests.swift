@@ -15,15 +15,30 @@
         @Persisted var parent: SyncedNote?
     }
 
+    /// The next release of `SyncedNote`: one property added (schema version 1).
+    final class SyncedNoteV2: Object {
+        override class func className() -> String { "SyncedNote" }
+        @Persisted(primaryKey: true) var id = ""
+        @Persisted var title = ""
+        @Persisted var stars = 0
+        @Persisted var tags: List<String>
+        @Persisted var parent: SyncedNoteV2?
+        @Persisted var priority = 0
+    }
+
     /// A node: its file, and its client running until the node is stopped.
     final class Node: Sendable {
         let configuration: Realm.Configuration
         let client: SyncClient
         private let task: Task<Void, any Error>
 
-        init(_ name: String, in directory: URL, server: PostgresServer, compaction: LogCompaction = .keepingLatest(10_000)) async throws {
+        init(
+            _ name: String, in directory: URL, server: PostgresServer, compaction: LogCompaction = .keepingLatest(10_000),
+            release: Int = 1
+        ) async throws {
             var configuration = Realm.Configuration(fileURL: directory.appendingPathComponent("\(name).realm"))
-            configuration.objectTypes = [SyncedNote.self]
+            configuration.objectTypes = release == 1 ? [SyncedNote.self] : [SyncedNoteV2.self]
+            configuration.schemaVersion = UInt64(release - 1)
             self.configuration = configuration
             let postgres = SyncClient.Postgres(
                 host: server.host, port: server.port, username: server.username, password: server.password, database: server.database)
@@ -86,13 +101,17 @@
 
         /// The node's notes once its file has applied the shared log through `sequence` (`nil`
         /// after `timeout` seconds), read from the same version of the file as its cursor.
-        func notes(timeout: TimeInterval = 30, appliedThrough sequence: Int64) async throws -> [String]? {
-            try await observe(timeout: timeout) { $0.cursor == sequence }?.lines
+        func notes(
+            timeout: TimeInterval = 30, appliedThrough sequence: Int64, lines: @escaping @Sendable (Realm) -> [String] = noteLines
+        ) async throws -> [String]? {
+            try await observe(timeout: timeout, lines: lines) { $0.cursor == sequence }?.lines
         }
 
         /// The notes and the sync cursor of one version of the file, at each commit to it, until
         /// `done` holds for them.
-        private func observe(timeout: TimeInterval, until done: @escaping @Sendable ((lines: [String], cursor: Int64)) -> Bool) async throws
+        private func observe(
+            timeout: TimeInterval, lines: @escaping @Sendable (Realm) -> [String] = noteLines,
+            until done: @escaping @Sendable ((lines: [String], cursor: Int64)) -> Bool) async throws
             -> (lines: [String], cursor: Int64)?
         {
             let configuration = configuration
@@ -102,7 +121,7 @@
                 // `syncState()` refreshes the realm; the notes are read from the version it read.
                 let read = { (realm: Realm) in
                     let cursor = (try? realm.syncState()?.cursor) ?? -1
-                    seen.append((noteLines(realm), cursor))
+                    seen.append((lines(realm), cursor))
                 }
                 // The realm is kept (its observation with it) until the wait is over, and released
                 // on its queue.
@@ -285,6 +304,51 @@
                 #expect(caughtUp == expected)
                 await a.stop()
                 await b.stop()
+            }
+        }
+
+        /// A node refuses change sets made with a schema version newer than its own: its status
+        /// says so, it applies nothing of them and keeps sending its own; started with the newer
+        /// schema, it goes on from there.
+        @Test func aNodeOnAnOlderSchemaRefusesNewerChangeSetsAndSaysSo() async throws {
+            let server = try await onNewThread { try PostgresServer.start() }
+            defer { server.stop() }
+            try await withTemporaryDirectory { dir in
+                let a = try await Node("a", in: dir, server: server)
+                try await a.write { $0.add(SyncedNote(value: ["id": "n1", "title": "first"])) }
+                #expect(await a.waitUntilSent())
+                await a.stop()
+                let b = try await Node("b", in: dir, server: server)
+                #expect(try await b.notes(appliedThrough: 1) == ["n1 first 0 []"])
+
+                // a's next release adds a property; its change set reaches the log.
+                let a2 = try await Node("a", in: dir, server: server, release: 2)
+                try await a2.write { realm in
+                    realm.object(ofType: SyncedNoteV2.self, forPrimaryKey: "n1")!.priority = 5
+                    realm.add(SyncedNoteV2(value: ["id": "n2", "title": "second", "priority": 2]))
+                }
+                #expect(await a2.waitUntilSent())
+                #expect(
+                    await waitForStatus(b.client) { status in
+                        guard case .refused(let reason) = status else { return false }
+                        return reason.contains("schema version 1") && reason.contains("has version 0")
+                    }, "\(b.client.status)")
+                // b applied nothing of it, and its own writes still reach a.
+                #expect(try await b.notes(appliedThrough: 1) == ["n1 first 0 []"])
+                try await b.write { $0.object(ofType: SyncedNote.self, forPrimaryKey: "n1")!.stars = 3 }
+                #expect(await b.waitUntilSent())
+                let v2Lines: @Sendable (Realm) -> [String] = { realm in
+                    realm.objects(SyncedNoteV2.self).sorted(byKeyPath: "id").map { "\($0.id) \($0.title) \($0.stars) \($0.priority)" }
+                }
+                #expect(try await a2.notes(appliedThrough: 3, lines: v2Lines) == ["n1 first 3 5", "n2 second 0 2"])
+                await b.stop()
+
+                // b on the newer release applies what it refused.
+                let b2 = try await Node("b", in: dir, server: server, release: 2)
+                #expect(try await b2.notes(appliedThrough: 3, lines: v2Lines) == ["n1 first 3 5", "n2 second 0 2"])
+                #expect(await waitForStatus(b2.client) { if case .syncing = $0 { true } else { false } }, "\(b2.client.status)")
+                await a2.stop()
+                await b2.stop()
             }
         }
 
