@@ -103,6 +103,22 @@
         }
     }
 
+    /// A PostgreSQL server of the test's own and a temporary directory for `body`, with the
+    /// server's address as `--sync` takes it and as a client's `Postgres`.
+    private func withServer(
+        sourceLocation: SourceLocation = #_sourceLocation,
+        _ body: (_ dir: URL, _ server: PostgresServer, _ url: String, _ postgres: SyncClient.Postgres) async throws -> Void
+    ) async throws {
+        let server = try await onNewThread { try PostgresServer.start() }
+        defer { server.stop() }
+        try await withTemporaryDirectory(sourceLocation: sourceLocation) { dir in
+            let url = "postgres://\(server.username):\(server.password)@\(server.host):\(server.port)/\(server.database)"
+            let postgres = SyncClient.Postgres(
+                host: server.host, port: server.port, username: server.username, password: server.password, database: server.database)
+            try await body(dir, server, url, postgres)
+        }
+    }
+
     /// The ArticleCache example's `watch --sync`, as the README shows it: two caches on two
     /// "machines" (processes with files of their own) and a fetch into one of them.
     @Suite struct ArticleCacheSyncTests {
@@ -205,15 +221,102 @@
             }
         }
 
+        /// A new node's process killed (SIGKILL) while it loads the snapshot of a compacted log:
+        /// started again, it ends with what the node that wrote the objects holds, links, lists
+        /// and embedded objects included, each once. The instant of the kill is moved until one
+        /// lands inside the load (objects written, cursor not yet moved).
+        @Test func aNodeKilledWhileLoadingTheSnapshotEndsWithTheWholeOfIt() async throws {
+            try await withServer { dir, server, url, postgres in
+                let tool = builtExecutable(named: "ArticleCache")
+                let inspector = builtExecutable(named: "lmdbrealm")
+                let a = ArticleStore(fileURL: dir.appendingPathComponent("a.realm"))
+                let writer = try await SyncClient(realm: a.configuration, postgres: postgres, node: "a", compaction: .never)
+                let count = 8_000
+                try await onNewThread {
+                    let realm = try Realm(configuration: a.configuration)
+                    try realm.write {
+                        for i in 0..<count {
+                            let article = Article()
+                            article.id = "nyt://article/\(i)"
+                            article.url = "https://example.com/\(i)"
+                            article.headline = "Headline \(i)"
+                            article.leadParagraph = "Lead paragraph of article \(i)."
+                            article.section = "Section \(i % 12)"
+                            article.pubDate = Date(timeIntervalSince1970: 1_700_000_000 + Double(i))
+                            article.wordCount = i % 1_500
+                            article.byline = Author(id: "author-\(i % 150)", name: "Author \(i % 150)")
+                            for k in 0..<4 { article.keywords.append(Keyword(value: "keyword \((i * 7 + k * 31) % 400)", kind: "subject")) }
+                            article.multimedia.append(Multimedia(url: "https://example.com/\(i).jpg", width: 600, height: 400, type: "image"))
+                            realm.add(article, update: .modified)
+                        }
+                    }
+                }
+                let sending = Task { try await writer.run() }
+                #expect(await waitForStatus(writer, timeout: .seconds(120)) { $0 == .syncing(lag: 0) })
+                sending.cancel()
+                _ = await sending.result
+                _ = try await writer.compactLog(keepingLatest: 0)
+                let through = Int64(try server.psql("SELECT through FROM lmdbrealm_snapshot")) ?? -1
+                #expect(through >= 1)
+                let expected = try run(inspector, ["dump", a.fileURL.path])
+                #expect(expected.status == 0, "\(expected.output)")
+
+                /// The articles a file holds and its sync cursor, read once no process has it open.
+                let state = { @Sendable (store: ArticleStore) throws -> (articles: Int, cursor: Int64) in
+                    let realm = try Realm(configuration: store.configuration)
+                    return (realm.objects(Article.self).count, try realm.syncState()?.cursor ?? -1)
+                }
+                var delay = 0.25
+                var inside = 0
+                var seen: [String] = []
+                for trial in 0..<16 where inside < 2 {
+                    let b = ArticleStore(fileURL: dir.appendingPathComponent("b\(trial).realm"))
+                    let node = "b\(trial)"
+                    let wait = delay
+                    let killed = try await onNewThread {
+                        let watcher = try RunningProcess(tool, ["watch", "--database", b.fileURL.path, "--sync", url, "--node", node])
+                        #expect(watcher.wait(for: "sync (node \(node)): connecting"), "\(watcher.output)")
+                        Thread.sleep(forTimeInterval: wait)
+                        kill(watcher.process.processIdentifier, SIGKILL)
+                        #expect(watcher.waitForExit())
+                        return try state(b)
+                    }
+                    seen.append("\(delay): \(killed.articles) articles, cursor \(killed.cursor)")
+                    if killed.articles > 0 && killed.cursor < through {
+                        inside += 1
+                    } else if killed.articles == 0 {
+                        delay *= 1.6
+                    } else {
+                        delay *= 0.6
+                    }
+                    // Started again, it loads the snapshot to the end: the file is read again at
+                    // each commit to it until its cursor is the snapshot's (two minutes at most).
+                    let committed = try FileCommits([b.fileURL.path])
+                    defer { committed.stop() }
+                    let reader = try await SyncClient(realm: b.configuration, postgres: postgres, node: node, compaction: .never)
+                    let loading = Task { try await reader.run() }
+                    let loaded = try await onNewThread {
+                        let deadline = DispatchTime.now() + 120
+                        repeat {
+                            if try state(b).cursor == through { return true }
+                        } while committed.wait(until: deadline)
+                        return try state(b).cursor == through
+                    }
+                    loading.cancel()
+                    _ = await loading.result
+                    #expect(loaded, "\(seen)")
+                    let dump = try run(inspector, ["dump", b.fileURL.path])
+                    #expect(dump.status == 0, "\(dump.output)")
+                    #expect(dump.output == expected.output, "trial \(trial), killed after \(seen.last!)")
+                }
+                #expect(inside >= 1, "no kill landed inside the load: \(seen)")
+            }
+        }
+
         /// A node's process killed (SIGKILL) at random instants while it sends 2,000 commits: the
         /// log gets each commit exactly once, in order, and another node applies them all.
         @Test func aNodeKilledWhileSendingLosesNothingAndSendsNothingTwice() async throws {
-            let server = try await onNewThread { try PostgresServer.start() }
-            defer { server.stop() }
-            try await withTemporaryDirectory { dir in
-                let url = "postgres://\(server.username):\(server.password)@\(server.host):\(server.port)/\(server.database)"
-                let postgres = SyncClient.Postgres(
-                    host: server.host, port: server.port, username: server.username, password: server.password, database: server.database)
+            try await withServer { dir, server, url, postgres in
                 let tool = builtExecutable(named: "ArticleCache")
                 let a = ArticleStore(fileURL: dir.appendingPathComponent("a.realm"))
                 // Synced from the start, but no client runs: the commits wait in the outbox.
