@@ -37,10 +37,11 @@ let package = Package(
             pkgConfig: "lmdb",
             providers: [.apt(["liblmdb-dev"])]
         ),
-        .target(name: "LMDBKit", dependencies: ["CLMDB"], swiftSettings: strict),
         // C on hot paths: CRC-32C with the processor's instruction (the checksum of every
-        // record) and the thread-local column counter of the object a thread is making.
-        .target(name: "CHotPaths"),
+        // record), the thread-local column counter of the object a thread is making, and
+        // LMDB's default key order compared eight bytes at a time (LMDBKit's databases).
+        .target(name: "CHotPaths", dependencies: ["CLMDB"]),
+        .target(name: "LMDBKit", dependencies: ["CLMDB", "CHotPaths"], swiftSettings: strict),
         .target(
             name: "LMDBRealm",
             dependencies: ["LMDBKit", "CHotPaths"],

@@ -1,3 +1,4 @@
+internal import CHotPaths
 internal import CLMDB
 import Foundation
 
@@ -342,6 +343,7 @@ public final class Environment: @unchecked Sendable {
             return nil
         }
         try check(rc, "opening database '\(name)' in \(path)")
+        try useFastKeyOrder(txn.handle, dbi) { rc in try check(rc, "reading the flags of database '\(name)' in \(path)") }
         try txn.commit()
         return publish(Database(dbi: dbi, name: name))
     }

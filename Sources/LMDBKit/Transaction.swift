@@ -1,3 +1,4 @@
+internal import CHotPaths
 internal import CLMDB
 public import Foundation
 
@@ -227,6 +228,7 @@ public struct Transaction: ~Copyable {
         let rc = lmdb("mdb_dbi_open") { mdb_dbi_open(handle, name, flags, &dbi) }
         if rc == MDB_NOTFOUND && flags & UInt32(MDB_CREATE) == 0 { return nil }
         if rc != MDB_SUCCESS { try unsafe.poisoned(rc, "opening database '\(name)' in \(environment.path)") }
+        try useFastKeyOrder(handle, dbi) { rc in try unsafe.poisoned(rc, "reading the flags of database '\(name)' in \(environment.path)") }
         // Published to the environment when this transaction commits: until then no other
         // transaction can use the handle (lmdb.h: it is "private to the current transaction").
         let db = Database(dbi: dbi, name: name)
