@@ -6,23 +6,11 @@ import Testing
 /// LMDBKit's comparator of keys: the order of LMDB's default one (bytes as unsigned, a prefix
 /// first), which every file must keep so that other programs read it the same.
 @Suite struct KeyOrderTests {
-    /// A seeded generator, so that a failure can be run again.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// Bytes where a signed comparison, a word read in the wrong byte order or a length rule
     /// would go wrong: the extremes and both sides of the sign bit.
     static let alphabet: [UInt8] = [0x00, 0x01, 0x7F, 0x80, 0xFE, 0xFF]
 
-    static func randomKey(_ g: inout SplitMix, maxLength: Int = 24) -> [UInt8] {
+    static func randomKey(_ g: inout SeededGenerator, maxLength: Int = 24) -> [UInt8] {
         (0..<Int.random(in: 0...maxLength, using: &g)).map { _ in alphabet.randomElement(using: &g)! }
     }
 
@@ -32,7 +20,7 @@ import Testing
     }
 
     @Test func theComparatorOrdersAsLMDBsDefault() {
-        var g = SplitMix(state: 20_261_128)
+        var g = SeededGenerator(state: 20_261_128)
         for _ in 0..<50_000 {
             let a = Self.randomKey(&g)
             // b: a itself, a prefix of it, a longer key starting with it, or a with one byte changed.
@@ -56,7 +44,7 @@ import Testing
     /// byte order: the comparator LMDBKit gives its databases agrees with LMDB's on whole files.
     @Test func keysAndDuplicateValuesComeBackInByteOrder() throws {
         try withTemporaryDirectory { dir in
-            var g = SplitMix(state: 7)
+            var g = SeededGenerator(state: 7)
             var pairs: [([UInt8], [UInt8])] = []
             for _ in 0..<3_000 {
                 var key = Self.randomKey(&g, maxLength: 30)

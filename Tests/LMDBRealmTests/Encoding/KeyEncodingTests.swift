@@ -1,5 +1,6 @@
 import Foundation
 @testable import LMDBRealm
+import TestSupport
 import Testing
 
 /// Keys sort as their values do: for each kind that can be a primary key or be indexed, the

@@ -1,5 +1,6 @@
 import Foundation
 @testable import LMDBRealm
+import TestSupport
 import Testing
 
 /// `CollectionDiff`: the deletions and insertions that turn one ordered list of keys into

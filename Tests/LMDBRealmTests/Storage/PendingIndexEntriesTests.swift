@@ -1,5 +1,6 @@
 import Foundation
 @testable import LMDBRealm
+import TestSupport
 import Testing
 
 /// The index entries a write buffers: whatever order they are added in, they drain sorted by

@@ -1,5 +1,6 @@
 import Foundation
 import LMDBRealm
+import TestSupport
 import Testing
 
 /// Lists as synced files merge them (`SyncList`): replicas that edit one list concurrently and
