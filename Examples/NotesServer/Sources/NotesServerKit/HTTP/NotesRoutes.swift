@@ -3,8 +3,6 @@ public import Hummingbird
 import NIOCore
 import ServiceLifecycle
 
-extension NoteDTO: ResponseEncodable {}
-
 /// The answer of `GET /folders/:folder/count`.
 public struct FolderCount: ResponseCodable, Hashable {
     public var folder: String
@@ -69,13 +67,13 @@ struct NotesRoutes: Sendable {
         return .noContent
     }
 
-    @Sendable func newest(_ request: Request, context: BasicRequestContext) async throws -> [NoteDTO] {
+    @Sendable func newest(_ request: Request, context: BasicRequestContext) async throws -> NoteList {
         let folder = try context.parameters.require("folder")
         let limit = request.uri.queryParameters.get("limit", as: Int.self) ?? 50
         guard (1...Self.maximumLimit).contains(limit) else {
             throw HTTPError(.badRequest, message: "limit must be between 1 and \(Self.maximumLimit)")
         }
-        return try await backend.newest(in: folder, limit: limit)
+        return NoteList(notes: try await backend.newest(in: folder, limit: limit))
     }
 
     @Sendable func count(_ request: Request, context: BasicRequestContext) async throws -> FolderCount {
