@@ -204,12 +204,20 @@ extension StoreView {
 struct PendingIndexEntries {
     /// Past this many entries, a write flushes early to bound its memory.
     static let flushThreshold = 1 << 20
+    /// Past this many bytes of keys and values, too (positions in the buffer are 32-bit).
+    static let flushBytes = 1 << 30
 
+    /// 48 bytes: the sort moves entries, so they are kept small.
     private struct Entry {
-        var dbi: UInt32
-        var key: Range<Int>
-        var value: Range<Int>
         var k0: UInt64, k1: UInt64, v0: UInt64, v1: UInt64
+        var dbi: UInt32
+        /// Where the key starts in `bytes`; the value follows it.
+        var start: UInt32
+        var keyCount: UInt32
+        var valueCount: UInt32
+
+        var key: Range<Int> { Int(start)..<(Int(start) + Int(keyCount)) }
+        var value: Range<Int> { (Int(start) + Int(keyCount))..<(Int(start) + Int(keyCount) + Int(valueCount)) }
     }
 
     private var bytes: [UInt8] = []
@@ -217,6 +225,8 @@ struct PendingIndexEntries {
 
     var isEmpty: Bool { entries.isEmpty }
     var count: Int { entries.count }
+    /// Whether the write should flush the entries now, to bound its memory.
+    var isFull: Bool { entries.count >= Self.flushThreshold || bytes.count >= Self.flushBytes }
 
     /// The first 16 bytes of `b` as two big-endian integers, zero-padded.
     @inline(__always)
@@ -236,11 +246,15 @@ struct PendingIndexEntries {
         let start = bytes.count
         writeKey(&bytes)
         let k = start..<bytes.count
-        let v = bytes.count..<(bytes.count + value.count)
         bytes.append(contentsOf: value)
         let kp = bytes.withUnsafeBytes { Self.prefix(UnsafeRawBufferPointer(rebasing: $0[k])) }
         let vp = Self.prefix(value)
-        entries.append(Entry(dbi: dbi, key: k, value: v, k0: kp.0, k1: kp.1, v0: vp.0, v1: vp.1))
+        // A key or value is at most LMDB's key size (511 bytes), and the write flushes once the
+        // buffer holds `flushBytes`: positions fit in 32 bits.
+        entries.append(Entry(
+            k0: kp.0, k1: kp.1, v0: vp.0, v1: vp.1, dbi: dbi,
+            start: UInt32(truncatingIfNeeded: start), keyCount: UInt32(truncatingIfNeeded: k.count),
+            valueCount: UInt32(truncatingIfNeeded: value.count)))
     }
 
     mutating func removeAll() {
@@ -249,30 +263,42 @@ struct PendingIndexEntries {
     }
 
     /// Hands every entry to `put` in (database, key, value) order, then empties the buffer.
+    ///
+    /// The entries themselves are sorted, not positions into them: a comparison then reads
+    /// two neighbouring entries instead of two anywhere in the table, and `put` walks the
+    /// table in order. Keys and values of 16 bytes or fewer (object keys, most index keys) are
+    /// handed out from the entry's own words, so the byte buffer is read only for longer ones.
     mutating func drain(_ put: (UInt32, UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws {
         defer { removeAll() }
         try bytes.withUnsafeBytes { all in
             func slice(_ r: Range<Int>) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: all[r]) }
-            try entries.withUnsafeBufferPointer { entries in
-                // Sorts positions (4 bytes each), not the entries themselves.
-                var order = (0..<UInt32(entries.count)).map { $0 }
-                order.sort { i, j in
-                    let a = entries[Int(i)]
-                    let b = entries[Int(j)]
-                    if a.dbi != b.dbi { return a.dbi < b.dbi }
-                    if a.k0 != b.k0 { return a.k0 < b.k0 }
-                    if a.k1 != b.k1 { return a.k1 < b.k1 }
-                    if a.key.count > 16 || b.key.count > 16 || a.key.count != b.key.count {
-                        let c = ByteOrder.compare(slice(a.key), slice(b.key))
-                        if c != 0 { return c < 0 }
-                    }
-                    if a.v0 != b.v0 { return a.v0 < b.v0 }
-                    if a.v1 != b.v1 { return a.v1 < b.v1 }
-                    return ByteOrder.compare(slice(a.value), slice(b.value)) < 0
+            entries.sort { a, b in
+                if a.dbi != b.dbi { return a.dbi < b.dbi }
+                if a.k0 != b.k0 { return a.k0 < b.k0 }
+                if a.k1 != b.k1 { return a.k1 < b.k1 }
+                if a.keyCount != b.keyCount || a.keyCount > 16 {
+                    // Equal in their first 16 bytes (zero-padded): past them, or the shorter first.
+                    if a.keyCount <= 16 && b.keyCount <= 16 { return a.keyCount < b.keyCount }
+                    let c = ByteOrder.compare(slice(a.key), slice(b.key))
+                    if c != 0 { return c < 0 }
                 }
-                for i in order {
-                    let e = entries[Int(i)]
-                    try put(e.dbi, slice(e.key), slice(e.value))
+                if a.v0 != b.v0 { return a.v0 < b.v0 }
+                if a.v1 != b.v1 { return a.v1 < b.v1 }
+                if a.valueCount <= 16 && b.valueCount <= 16 { return a.valueCount < b.valueCount }
+                return ByteOrder.compare(slice(a.value), slice(b.value)) < 0
+            }
+            var keyWords: (UInt64, UInt64) = (0, 0)
+            var valueWords: (UInt64, UInt64) = (0, 0)
+            for e in entries {
+                keyWords = (e.k0.bigEndian, e.k1.bigEndian)
+                valueWords = (e.v0.bigEndian, e.v1.bigEndian)
+                try withUnsafeBytes(of: &keyWords) { k in
+                    try withUnsafeBytes(of: &valueWords) { v in
+                        try put(
+                            e.dbi,
+                            e.keyCount <= 16 ? UnsafeRawBufferPointer(rebasing: k.prefix(Int(e.keyCount))) : slice(e.key),
+                            e.valueCount <= 16 ? UnsafeRawBufferPointer(rebasing: v.prefix(Int(e.valueCount))) : slice(e.value))
+                    }
                 }
             }
         }

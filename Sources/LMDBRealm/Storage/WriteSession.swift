@@ -566,7 +566,7 @@ final class WriteSession {
         for (dbi, indexKey) in keys {
             buffers.indexEntries.append(dbi: dbi, key: indexKey, value: key)
         }
-        if buffers.indexEntries.count >= PendingIndexEntries.flushThreshold { try flushIndexEntries() }
+        if buffers.indexEntries.isFull { try flushIndexEntries() }
     }
 
     /// Buffers the index entries of a new object whose record is `record`, encoding each index
@@ -583,14 +583,14 @@ final class WriteSession {
                 table.appendCompoundKey(index, record: record, in: file, to: &out)
             }
         }
-        if buffers.indexEntries.count >= PendingIndexEntries.flushThreshold { try flushIndexEntries() }
+        if buffers.indexEntries.isFull { try flushIndexEntries() }
     }
 
     /// Buffers the entry *(target → owner)* of a list's references database, written sorted
     /// with the index entries: the targets of one write's lists come in no order.
     func bufferReference(_ references: Database, target: UnsafeRawBufferPointer, owner: UnsafeRawBufferPointer) throws {
         buffers.indexEntries.append(dbi: references.dbi, value: owner) { $0.append(contentsOf: target) }
-        if buffers.indexEntries.count >= PendingIndexEntries.flushThreshold { try flushIndexEntries() }
+        if buffers.indexEntries.isFull { try flushIndexEntries() }
     }
 
     /// Forgets the index entries not written yet: every index is about to be emptied.
