@@ -144,7 +144,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LMDBRealmTests",
-            dependencies: ["LMDBRealm", "LMDBKit", "TestSupport", "RealmTestHelper"],
+            dependencies: ["LMDBRealm", "LMDBKit", "CHotPaths", "TestSupport", "RealmTestHelper"],
             swiftSettings: strict
         ),
         .testTarget(

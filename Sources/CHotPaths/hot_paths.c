@@ -6,9 +6,11 @@
 //   a byte-at-a-time table otherwise.
 // - The thread-local column counter of the object a thread is making.
 // - LMDB's default key order, compared eight bytes at a time (every database LMDBKit opens).
+// - The sort of the index and backlink entries a write buffers.
 
 #include "crc32c.h"
 #include "key_order.h"
+#include "pending_entries.h"
 #include "thread_local_counter.h"
 
 #include <lmdb.h>
@@ -154,4 +156,113 @@ int lmdbkit_use_fast_key_order(void *txn, unsigned int dbi) {
     if (!(flags & (MDB_INTEGERKEY | MDB_REVERSEKEY))) mdb_set_compare(txn, dbi, compare_values);
     if ((flags & MDB_DUPSORT) && !(flags & (MDB_INTEGERDUP | MDB_REVERSEDUP))) mdb_set_dupsort(txn, dbi, compare_values);
     return MDB_SUCCESS;
+}
+
+// MARK: - Pending index entries
+
+typedef lmdbrealm_pending_entry entry;
+
+static inline __attribute__((always_inline)) int compare_entries(const entry *a, const entry *b, const uint8_t *bytes) {
+    if (a->dbi != b->dbi) return a->dbi < b->dbi ? -1 : 1;
+    if (a->k0 != b->k0) return a->k0 < b->k0 ? -1 : 1;
+    if (a->k1 != b->k1) return a->k1 < b->k1 ? -1 : 1;
+    if (a->key_count != b->key_count || a->key_count > 16) {
+        // Equal in their first 16 bytes, zero-padded: past them, or the shorter first.
+        if (a->key_count <= 16 && b->key_count <= 16) return a->key_count < b->key_count ? -1 : 1;
+        int c = lmdbkit_compare_keys(bytes + a->start, a->key_count, bytes + b->start, b->key_count);
+        if (c != 0) return c;
+    }
+    if (a->v0 != b->v0) return a->v0 < b->v0 ? -1 : 1;
+    if (a->v1 != b->v1) return a->v1 < b->v1 ? -1 : 1;
+    if (a->value_count <= 16 && b->value_count <= 16) return (a->value_count > b->value_count) - (a->value_count < b->value_count);
+    return lmdbkit_compare_keys(
+        bytes + a->start + a->key_count, a->value_count, bytes + b->start + b->key_count, b->value_count);
+}
+
+static inline void swap_entries(entry *a, entry *b) {
+    entry t = *a;
+    *a = *b;
+    *b = t;
+}
+
+static void insertion_sort(entry *e, size_t n, const uint8_t *bytes) {
+    for (size_t i = 1; i < n; i++) {
+        if (compare_entries(&e[i - 1], &e[i], bytes) <= 0) continue;
+        entry t = e[i];
+        size_t j = i;
+        do {
+            e[j] = e[j - 1];
+            j--;
+        } while (j > 0 && compare_entries(&e[j - 1], &t, bytes) > 0);
+        e[j] = t;
+    }
+}
+
+static void sift_down(entry *e, size_t root, size_t n, const uint8_t *bytes) {
+    for (;;) {
+        size_t child = 2 * root + 1;
+        if (child >= n) return;
+        if (child + 1 < n && compare_entries(&e[child], &e[child + 1], bytes) < 0) child++;
+        if (compare_entries(&e[root], &e[child], bytes) >= 0) return;
+        swap_entries(&e[root], &e[child]);
+        root = child;
+    }
+}
+
+static void heap_sort(entry *e, size_t n, const uint8_t *bytes) {
+    for (size_t i = n / 2; i-- > 0;) sift_down(e, i, n, bytes);
+    for (size_t end = n; end-- > 1;) {
+        swap_entries(&e[0], &e[end]);
+        sift_down(e, 0, end, bytes);
+    }
+}
+
+// Quicksort (the median of three as pivot, partitions of equal entries split evenly), the
+// smaller side first; insertion sort for short runs, heapsort past a depth of 2 log2 n.
+static void intro_sort(entry *e, size_t n, unsigned depth, const uint8_t *bytes) {
+    while (n > 24) {
+        if (depth == 0) {
+            heap_sort(e, n, bytes);
+            return;
+        }
+        depth--;
+        size_t mid = n / 2;
+        if (compare_entries(&e[mid], &e[0], bytes) < 0) swap_entries(&e[mid], &e[0]);
+        if (compare_entries(&e[n - 1], &e[mid], bytes) < 0) {
+            swap_entries(&e[n - 1], &e[mid]);
+            if (compare_entries(&e[mid], &e[0], bytes) < 0) swap_entries(&e[mid], &e[0]);
+        }
+        // e[0] <= e[mid] <= e[n - 1]: the pivot goes to e[0]'s right, the ends guard the scans.
+        swap_entries(&e[mid], &e[1]);
+        entry pivot = e[1];
+        size_t i = 1, j = n - 1;
+        for (;;) {
+            do i++; while (compare_entries(&e[i], &pivot, bytes) < 0);
+            do j--; while (compare_entries(&pivot, &e[j], bytes) < 0);
+            if (i >= j) break;
+            swap_entries(&e[i], &e[j]);
+        }
+        swap_entries(&e[1], &e[j]);
+        // e[0..<j] <= pivot == e[j] <= e[j+1..<n]
+        size_t left = j, right = n - j - 1;
+        if (left < right) {
+            intro_sort(e, left, depth, bytes);
+            e += j + 1;
+            n = right;
+        } else {
+            intro_sort(e + j + 1, right, depth, bytes);
+            n = left;
+        }
+    }
+    insertion_sort(e, n, bytes);
+}
+
+void lmdbrealm_sort_pending_entries(lmdbrealm_pending_entry *entries, size_t count, const uint8_t *bytes) {
+    unsigned depth = 0;
+    for (size_t m = count; m > 1; m >>= 1) depth += 2;
+    intro_sort(entries, count, depth, bytes);
+}
+
+void lmdbrealm_heap_sort_pending_entries(lmdbrealm_pending_entry *entries, size_t count, const uint8_t *bytes) {
+    heap_sort(entries, count, bytes);
 }

@@ -1,4 +1,5 @@
 internal import LMDBKit
+internal import CHotPaths
 
 /// Secondary indexes: one LMDB `duplicateSort` database per indexed property, whose keys are
 /// the order-preserving encodings of the property's values (see ``KeyEncoding``) and whose
@@ -207,18 +208,9 @@ struct PendingIndexEntries {
     /// Past this many bytes of keys and values, too (positions in the buffer are 32-bit).
     static let flushBytes = 1 << 30
 
-    /// 48 bytes: the sort moves entries, so they are kept small.
-    private struct Entry {
-        var k0: UInt64, k1: UInt64, v0: UInt64, v1: UInt64
-        var dbi: UInt32
-        /// Where the key starts in `bytes`; the value follows it.
-        var start: UInt32
-        var keyCount: UInt32
-        var valueCount: UInt32
-
-        var key: Range<Int> { Int(start)..<(Int(start) + Int(keyCount)) }
-        var value: Range<Int> { (Int(start) + Int(keyCount))..<(Int(start) + Int(keyCount) + Int(valueCount)) }
-    }
+    /// An entry: `lmdbrealm_pending_entry` (CHotPaths), 48 bytes, sorted in place by
+    /// `lmdbrealm_sort_pending_entries`.
+    private typealias Entry = lmdbrealm_pending_entry
 
     private var bytes: [UInt8] = []
     private var entries: [Entry] = []
@@ -253,8 +245,8 @@ struct PendingIndexEntries {
         // buffer holds `flushBytes`: positions fit in 32 bits.
         entries.append(Entry(
             k0: kp.0, k1: kp.1, v0: vp.0, v1: vp.1, dbi: dbi,
-            start: UInt32(truncatingIfNeeded: start), keyCount: UInt32(truncatingIfNeeded: k.count),
-            valueCount: UInt32(truncatingIfNeeded: value.count)))
+            start: UInt32(truncatingIfNeeded: start), key_count: UInt32(truncatingIfNeeded: k.count),
+            value_count: UInt32(truncatingIfNeeded: value.count)))
     }
 
     mutating func removeAll() {
@@ -264,40 +256,34 @@ struct PendingIndexEntries {
 
     /// Hands every entry to `put` in (database, key, value) order, then empties the buffer.
     ///
-    /// The entries themselves are sorted, not positions into them: a comparison then reads
-    /// two neighbouring entries instead of two anywhere in the table, and `put` walks the
-    /// table in order. Keys and values of 16 bytes or fewer (object keys, most index keys) are
-    /// handed out from the entry's own words, so the byte buffer is read only for longer ones.
+    /// The entries themselves are sorted (in C, as 48-byte structures), not positions into
+    /// them: a comparison reads two neighbouring entries instead of two anywhere in the table,
+    /// and `put` walks the table in order. Keys and values of 16 bytes or fewer (object keys,
+    /// most index keys) are handed out from the entry's own words, so the byte buffer is read
+    /// only for longer ones.
     mutating func drain(_ put: (UInt32, UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws {
         defer { removeAll() }
-        try bytes.withUnsafeBytes { all in
-            func slice(_ r: Range<Int>) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: all[r]) }
-            entries.sort { a, b in
-                if a.dbi != b.dbi { return a.dbi < b.dbi }
-                if a.k0 != b.k0 { return a.k0 < b.k0 }
-                if a.k1 != b.k1 { return a.k1 < b.k1 }
-                if a.keyCount != b.keyCount || a.keyCount > 16 {
-                    // Equal in their first 16 bytes (zero-padded): past them, or the shorter first.
-                    if a.keyCount <= 16 && b.keyCount <= 16 { return a.keyCount < b.keyCount }
-                    let c = ByteOrder.compare(slice(a.key), slice(b.key))
-                    if c != 0 { return c < 0 }
-                }
-                if a.v0 != b.v0 { return a.v0 < b.v0 }
-                if a.v1 != b.v1 { return a.v1 < b.v1 }
-                if a.valueCount <= 16 && b.valueCount <= 16 { return a.valueCount < b.valueCount }
-                return ByteOrder.compare(slice(a.value), slice(b.value)) < 0
+        try bytes.withUnsafeBufferPointer { all in
+            entries.withUnsafeMutableBufferPointer { entries in
+                lmdbrealm_sort_pending_entries(entries.baseAddress, entries.count, all.baseAddress)
             }
+            let all = UnsafeRawBufferPointer(all)
             var keyWords: (UInt64, UInt64) = (0, 0)
             var valueWords: (UInt64, UInt64) = (0, 0)
             for e in entries {
                 keyWords = (e.k0.bigEndian, e.k1.bigEndian)
                 valueWords = (e.v0.bigEndian, e.v1.bigEndian)
+                let keyCount = Int(e.key_count), valueCount = Int(e.value_count), start = Int(e.start)
                 try withUnsafeBytes(of: &keyWords) { k in
                     try withUnsafeBytes(of: &valueWords) { v in
                         try put(
                             e.dbi,
-                            e.keyCount <= 16 ? UnsafeRawBufferPointer(rebasing: k.prefix(Int(e.keyCount))) : slice(e.key),
-                            e.valueCount <= 16 ? UnsafeRawBufferPointer(rebasing: v.prefix(Int(e.valueCount))) : slice(e.value))
+                            keyCount <= 16
+                                ? UnsafeRawBufferPointer(rebasing: k.prefix(keyCount))
+                                : UnsafeRawBufferPointer(rebasing: all[start..<(start + keyCount)]),
+                            valueCount <= 16
+                                ? UnsafeRawBufferPointer(rebasing: v.prefix(valueCount))
+                                : UnsafeRawBufferPointer(rebasing: all[(start + keyCount)..<(start + keyCount + valueCount)]))
                     }
                 }
             }

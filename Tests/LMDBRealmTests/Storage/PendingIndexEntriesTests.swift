@@ -1,3 +1,4 @@
+import CHotPaths
 import Foundation
 @testable import LMDBRealm
 import TestSupport
@@ -136,6 +137,68 @@ import Testing
         }
         entries += entries.prefix(50)  // duplicates drain too, side by side
         try Self.expectDrainSorts(entries, seeds: 1...3)
+    }
+
+    /// Entries in the shapes a sort finds hard: sorted, reversed, all equal, few keys with
+    /// many values each (a backlink index), organ pipe, and long keys among short ones.
+    static func shapedEntries(_ count: Int, seed: UInt64) -> [String: [Entry]] {
+        var random = SeededGenerator(state: seed)
+        func word(_ i: Int) -> [UInt8] { withUnsafeBytes(of: UInt64(i).bigEndian) { Array($0) } }
+        let ascending = (0..<count).map { Entry(dbi: 1, key: [1] + word($0), value: [2] + word(count - $0)) }
+        var fewKeys: [Entry] = []
+        for i in 0..<count {
+            let key = [1] + Array("keyword-\(Int.random(in: 0..<(count / 50 + 1), using: &random))".utf8)
+            fewKeys.append(Entry(dbi: UInt32(i % 2), key: key, value: [2] + word(i)))
+        }
+        let long = (0..<count).map { i in
+            let shared = Array(repeating: UInt8(0x41), count: 15 + i % 4)
+            return Entry(dbi: 1, key: [1] + shared + word(Int.random(in: 0..<64, using: &random)), value: shared + word(i % 7))
+        }
+        return [
+            "ascending": ascending,
+            "descending": ascending.reversed(),
+            "all equal": Array(repeating: Entry(dbi: 3, key: [1, 2, 3], value: [4]), count: count),
+            "few keys": fewKeys,
+            "organ pipe": Array(ascending.prefix(count / 2)) + ascending.prefix(count / 2).reversed(),
+            "long keys": long,
+        ]
+    }
+
+    @Test func largeInputsOfEveryShapeDrainSorted() throws {
+        for (shape, entries) in Self.shapedEntries(20_000, seed: 7).sorted(by: { $0.key < $1.key }) {
+            var pending = PendingIndexEntries()
+            Self.fill(&pending, with: entries)
+            #expect(try Self.drained(&pending) == entries.sorted(by: Entry.precedes), "\(shape)")
+        }
+    }
+
+    /// The sort's heapsort fallback, which quicksort reaches only on inputs built against its
+    /// pivots, gives the same order.
+    @Test func theHeapsortFallbackSortsAlike() {
+        func words(_ b: ArraySlice<UInt8>) -> (UInt64, UInt64) {
+            let padded = Array(b.prefix(16)) + Array(repeating: 0, count: 16 - min(16, b.count))
+            return padded.withUnsafeBytes { (UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)), UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self))) }
+        }
+        for (shape, entries) in Self.shapedEntries(3_000, seed: 11).sorted(by: { $0.key < $1.key }) {
+            var bytes: [UInt8] = []
+            var table: [lmdbrealm_pending_entry] = []
+            for e in entries {
+                let start = bytes.count
+                bytes += e.key + e.value
+                let k = words(e.key[...]), v = words(e.value[...])
+                table.append(lmdbrealm_pending_entry(
+                    k0: k.0, k1: k.1, v0: v.0, v1: v.1, dbi: e.dbi, start: UInt32(start),
+                    key_count: UInt32(e.key.count), value_count: UInt32(e.value.count)))
+            }
+            table.withUnsafeMutableBufferPointer { t in
+                bytes.withUnsafeBufferPointer { lmdbrealm_heap_sort_pending_entries(t.baseAddress, t.count, $0.baseAddress) }
+            }
+            let out = table.map { t in
+                let start = Int(t.start), keyEnd = Int(t.start) + Int(t.key_count)
+                return Entry(dbi: t.dbi, key: Array(bytes[start..<keyEnd]), value: Array(bytes[keyEnd..<(keyEnd + Int(t.value_count))]))
+            }
+            #expect(out == entries.sorted(by: Entry.precedes), "\(shape)")
+        }
     }
 
     @Test func drainHandsOutEveryEntryWithItsOwnBytes() throws {
