@@ -194,7 +194,12 @@ extension Realm {
         try insert(object, binding: binding, update: update)
         let mutableBase = UnsafeMutableRawPointer(mutating: base)
         withExtendedLifetime(object) {
-            for column in info.links.map(\.column) + info.lists {
+            // Column by column, without an array of them made for each object added.
+            for link in info.links {
+                let field = info.fields[link.column]
+                field.accessor.releaseLink(at: mutableBase + field.offset)
+            }
+            for column in info.lists {
                 let field = info.fields[column]
                 field.accessor.releaseLink(at: mutableBase + field.offset)
             }
