@@ -36,8 +36,8 @@ extension Realm {
     }
 
     /// Compares the stored schema with the model: `objectTypes` if the configuration lists
-    /// them, else each stored class this process can name (used already, or recorded in the
-    /// file by its Swift type).
+    /// them, else each stored class this process can name (recorded in the file by its Swift
+    /// type, or used already).
     static func compareSchema(_ file: StoreFile, _ view: StoreView, _ configuration: Configuration) throws -> SchemaComparison {
         do {
             let storedVersion = try file.schemaVersion(in: view)
@@ -50,10 +50,12 @@ extension Realm {
                 declared = types.map(ClassInfo.of)
             } else {
                 declared = try tables.keys.sorted().compactMap { name in
-                    if let info = ClassInfo.named(name) { return info }
-                    guard let mangled = try file.swiftTypeName(of: name, in: view), let type = _typeByName(mangled) as? Object.Type
-                    else { return nil }
-                    return ClassInfo.of(type)
+                    // The class that stored it first: two modules may each declare a class of
+                    // this name, and the one this process described first need not be it.
+                    if let mangled = try file.swiftTypeName(of: name, in: view), let type = _typeByName(mangled) as? Object.Type {
+                        return ClassInfo.of(type)
+                    }
+                    return ClassInfo.named(name)
                 }
             }
             var changed: [(info: ClassInfo, table: Table, lines: [String])] = []

@@ -30,6 +30,18 @@ final class ProfileReordered: Object {
     override class func className() -> String { "Profile" }
 }
 
+// Two classes stored under one name, as two modules of a program may declare them.
+final class TwinShort: Object {
+    @Persisted(primaryKey: true) var id = 0
+    override class func className() -> String { "Twin" }
+}
+
+final class TwinLong: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var note = ""
+    override class func className() -> String { "Twin" }
+}
+
 @Suite struct SchemaMismatchTests {
     @Test func changedClassThrowsListingEveryDifference() throws {
         try withTemporaryDirectory { dir in
@@ -121,6 +133,23 @@ final class ProfileReordered: Object {
             #expect(realm.object(ofType: Article.self, forPrimaryKey: "none") == nil)
             try realm.write { realm.add(Article(id: "first")) }
             #expect(realm.objects(Article.self).count == 1)
+        }
+    }
+
+    /// Without `objectTypes`, a stored class is compared with the Swift class that stored it,
+    /// though another class of its name was used first in the process.
+    @Test func aFileIsComparedWithTheClassThatStoredItWithoutObjectTypes() throws {
+        try withTemporaryDirectory { dir in
+            do {
+                let other = try Realm(configuration: makeConfiguration(dir, "other.realm", types: [TwinLong.self]))
+                try other.write { other.add(TwinLong()) }
+            }
+            do {
+                let realm = try Realm(configuration: makeConfiguration(dir, types: [TwinShort.self]))
+                try realm.write { realm.add(TwinShort()) }
+            }
+            let realm = try Realm(configuration: makeConfiguration(dir))
+            #expect(realm.objects(TwinShort.self).count == 1)
         }
     }
 
