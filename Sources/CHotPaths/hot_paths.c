@@ -162,6 +162,25 @@ int lmdbkit_use_fast_key_order(void *txn, unsigned int dbi) {
 
 typedef lmdbrealm_pending_entry entry;
 
+/// The 16 bytes two big-endian words hold, written to `out`.
+static inline const uint8_t *words_bytes(uint64_t w0, uint64_t w1, uint8_t out[16]) {
+    for (int i = 0; i < 8; i++) {
+        out[i] = (uint8_t)(w0 >> (56 - 8 * i));
+        out[8 + i] = (uint8_t)(w1 >> (56 - 8 * i));
+    }
+    return out;
+}
+
+/// The bytes of an entry's key: from the buffer when longer than 16, else from its words (an
+/// entry whose key and value both fit in 16 bytes has nothing in the buffer).
+static inline const uint8_t *key_bytes(const entry *e, const uint8_t *bytes, uint8_t scratch[16]) {
+    return e->key_count > 16 ? bytes + e->start : words_bytes(e->k0, e->k1, scratch);
+}
+
+static inline const uint8_t *value_bytes(const entry *e, const uint8_t *bytes, uint8_t scratch[16]) {
+    return e->value_count > 16 ? bytes + e->start + e->key_count : words_bytes(e->v0, e->v1, scratch);
+}
+
 static inline __attribute__((always_inline)) int compare_entries(const entry *a, const entry *b, const uint8_t *bytes) {
     if (a->dbi != b->dbi) return a->dbi < b->dbi ? -1 : 1;
     if (a->k0 != b->k0) return a->k0 < b->k0 ? -1 : 1;
@@ -169,14 +188,15 @@ static inline __attribute__((always_inline)) int compare_entries(const entry *a,
     if (a->key_count != b->key_count || a->key_count > 16) {
         // Equal in their first 16 bytes, zero-padded: past them, or the shorter first.
         if (a->key_count <= 16 && b->key_count <= 16) return a->key_count < b->key_count ? -1 : 1;
-        int c = lmdbkit_compare_keys(bytes + a->start, a->key_count, bytes + b->start, b->key_count);
+        uint8_t x[16], y[16];
+        int c = lmdbkit_compare_keys(key_bytes(a, bytes, x), a->key_count, key_bytes(b, bytes, y), b->key_count);
         if (c != 0) return c;
     }
     if (a->v0 != b->v0) return a->v0 < b->v0 ? -1 : 1;
     if (a->v1 != b->v1) return a->v1 < b->v1 ? -1 : 1;
     if (a->value_count <= 16 && b->value_count <= 16) return (a->value_count > b->value_count) - (a->value_count < b->value_count);
-    return lmdbkit_compare_keys(
-        bytes + a->start + a->key_count, a->value_count, bytes + b->start + b->key_count, b->value_count);
+    uint8_t x[16], y[16];
+    return lmdbkit_compare_keys(value_bytes(a, bytes, x), a->value_count, value_bytes(b, bytes, y), b->value_count);
 }
 
 static inline void swap_entries(entry *a, entry *b) {

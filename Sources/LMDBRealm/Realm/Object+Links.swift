@@ -102,7 +102,14 @@ extension Realm {
     /// Objects already managed by this file's realms are linked as they are. A link that leads
     /// back to an object whose add is still in progress (a cycle) is stored once both ends are.
     func insertGraph(_ object: Object, binding: TableBinding, update: UpdatePolicy) throws {
+        // The realm's collections, emptied, so that an add allocates none (an add made while
+        // another is in progress starts empty ones).
         var graph = GraphInsertion()
+        swap(&graph, &graphScratch)
+        defer {
+            graph.removeAll()
+            swap(&graph, &graphScratch)
+        }
         try insertLinked(object, binding: binding, update: update, graph: &graph)
         for link in graph.cycles {
             link.source._writeLink(link.column, link.target)
@@ -115,9 +122,13 @@ extension Realm {
             let stored = binding.isIdentity ? list.column : binding.storedColumn(Int32(list.column))
             do {
                 // Under `.error` every object was stored new: its lists are empty, nothing to read.
-                try session!.setList(
-                    list.contents.encodedElements(), old: update == .error ? [] : nil, of: list.owner._key, in: binding.table,
-                    column: stored)
+                if update == .error && list.contents.isListOfObjects {
+                    try session!.setNewList(of: list.contents.objects, owner: list.owner._key, in: binding.table, column: stored)
+                } else {
+                    try session!.setList(
+                        list.contents.encodedElements(), old: update == .error ? [] : nil, of: list.owner._key, in: binding.table,
+                        column: stored)
+                }
             } catch {
                 recordWriteFailure(error, doing: "Cannot store a list of '\(binding.table.className)' in")
                 throw writeFailure!
@@ -133,6 +144,14 @@ extension Realm {
         var cycles: [(source: Object, column: Int32, target: Object)] = []
         /// Lists stored once everything is.
         var lists: [(owner: Object, column: Int, contents: any UnmanagedListContents)] = []
+
+        /// Empties it, keeping its storage for the next add.
+        mutating func removeAll() {
+            // Emptying a set costs its capacity: one left large by a big graph is dropped.
+            if inProgress.capacity > 64 { inProgress = [] } else { inProgress.removeAll(keepingCapacity: true) }
+            cycles.removeAll(keepingCapacity: true)
+            lists.removeAll(keepingCapacity: true)
+        }
     }
 
     private func insertLinked(_ object: Object, binding: TableBinding, update: UpdatePolicy, graph: inout GraphInsertion) throws {

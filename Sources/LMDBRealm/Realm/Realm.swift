@@ -41,6 +41,8 @@ public final class Realm {
 
     /// The current write, from `beginWrite` to its end (`nil` in a write that failed to begin).
     @exclusivity(unchecked) var session: WriteSession?
+    /// What `add` collects while it adds a graph, kept between adds (see `insertGraph`).
+    @exclusivity(unchecked) var graphScratch = GraphInsertion()
     /// The thread of the current write; set from `beginWrite` to its end, also when the write
     /// failed to begin.
     var writeThread: pthread_t?

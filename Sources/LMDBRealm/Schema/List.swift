@@ -351,6 +351,12 @@ protocol UnmanagedListContents: AnyObject {
     var objects: [Object] { get }
     /// Each element's field bytes (an object's key, once the object is stored).
     func encodedElements() -> [[UInt8]?]
+    /// Whether this is a `List` of objects: `objects` are its elements, in order.
+    var isListOfObjects: Bool { get }
+}
+
+extension UnmanagedListContents {
+    var isListOfObjects: Bool { false }
 }
 
 /// Reads the collection a `@Persisted` wrapper of one type holds on an unmanaged object. Made
@@ -380,6 +386,8 @@ extension List: ListValue, UnmanagedListContents {
         guard Element.self is Object.Type else { return [] }
         return unsafeBitCast(storage, to: [Object].self)
     }
+
+    var isListOfObjects: Bool { Element.self is Object.Type }
 
     func encodedElements() -> [[UInt8]?] {
         // Objects are read directly: their keys, without a generic call per element.

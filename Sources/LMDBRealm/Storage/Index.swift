@@ -228,6 +228,20 @@ struct PendingIndexEntries {
         return (UInt64(bigEndian: raw.0), UInt64(bigEndian: raw.1))
     }
 
+    /// Appends an entry; a key and value of 16 bytes or fewer each (object keys: backlinks and
+    /// list references) live in the entry alone, with nothing written to the byte buffer.
+    @inline(__always)
+    mutating func append(dbi: UInt32, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+        guard key.count <= 16 && value.count <= 16 else {
+            return append(dbi: dbi, value: value) { $0.append(contentsOf: key) }
+        }
+        let kp = Self.prefix(key)
+        let vp = Self.prefix(value)
+        entries.append(Entry(
+            k0: kp.0, k1: kp.1, v0: vp.0, v1: vp.1, dbi: dbi, start: 0, key_count: UInt32(truncatingIfNeeded: key.count),
+            value_count: UInt32(truncatingIfNeeded: value.count)))
+    }
+
     mutating func append(dbi: UInt32, key: [UInt8], value: UnsafeRawBufferPointer) {
         append(dbi: dbi, value: value) { $0.append(contentsOf: key) }
     }

@@ -464,6 +464,78 @@ extension WriteSession {
         }
     }
 
+    /// Stores the list of objects of an object just added, whose list is still empty: what
+    /// ``setList(_:old:of:in:column:)`` stores for these elements, each an object's key read
+    /// from its accessor (`nil` for one not stored), with no array made per element: the
+    /// chunk and its key are built in the write's scratch buffers.
+    func setNewList(of objects: [Object], owner: ObjectKey, in table: Table, column: Int) throws {
+        guard !objects.isEmpty else { return }
+        let list = table.list(at: column)!
+        var key: [UInt8] = []
+        var chunk: [UInt8] = []
+        swap(&key, &buffers.listKey)
+        swap(&chunk, &buffers.listChunk)
+        defer {
+            swap(&key, &buffers.listKey)
+            swap(&chunk, &buffers.listChunk)
+        }
+        // (No closure captures these: each capture would be an exclusivity check per use.)
+        key.removeAll(keepingCapacity: true)
+        owner.withBytes { owner in
+            key.append(UInt8(truncatingIfNeeded: owner.count >> 8))
+            key.append(UInt8(truncatingIfNeeded: owner.count))
+            key.append(contentsOf: owner)
+        }
+        let prefixCount = key.count
+        // A list written after every other (a new object's, in key order) is appended: no
+        // search, and full pages. The first refusal ends the attempt.
+        var appending = true
+        var first = 0
+        chunk.removeAll(keepingCapacity: true)
+        for position in objects.indices {
+            let object = objects[position]
+            if object._realm == nil {
+                ListChunk.append(nil as UnsafeRawBufferPointer?, to: &chunk)
+            } else {
+                object._key.withBytes { ListChunk.append($0, to: &chunk) }
+            }
+            if !chunk.withUnsafeBytes(ListChunk.hasRoom) {
+                try storeChunk(&chunk, first: first, key: &key, prefixCount: prefixCount, in: list.items, appending: &appending)
+                chunk.removeAll(keepingCapacity: true)
+                first = position + 1
+            }
+        }
+        if !chunk.isEmpty { try storeChunk(&chunk, first: first, key: &key, prefixCount: prefixCount, in: list.items, appending: &appending) }
+        if let references = list.references {
+            // Every target is new to this list. A target held twice is buffered twice; the
+            // flush writes it once.
+            try owner.withBytes { owner in
+                for object in objects where object._realm != nil {
+                    try object._key.withBytes { try bufferReference(references, target: $0, owner: owner) }
+                }
+            }
+        }
+        listChanged(owner: owner, table: table, column: column)
+    }
+
+    /// Seals `chunk` as the chunk starting at element `first` of the list whose key prefix is
+    /// the first `prefixCount` bytes of `key`, and stores it: appended while `appending` holds
+    /// (the first refusal clears it), put in place otherwise.
+    private func storeChunk(
+        _ chunk: inout [UInt8], first: Int, key: inout [UInt8], prefixCount: Int, in items: Database, appending: inout Bool
+    ) throws {
+        key.removeSubrange(prefixCount...)
+        withUnsafeBytes(of: UInt32(truncatingIfNeeded: first).bigEndian) { key.append(contentsOf: $0) }
+        let txn = view.transaction
+        try key.withUnsafeBytes { k in
+            ListChunk.seal(&chunk, key: k)
+            try chunk.withUnsafeBytes { v in
+                if appending { appending = try txn.put(items.dbi, key: k, value: v, flags: PutFlags.append.rawValue) }
+                if !appending { _ = try txn.put(items.dbi, key: k, value: v) }
+            }
+        }
+    }
+
     /// Appends `element` to `owner`'s list: one descent to its last chunk, one to store it.
     func appendToList(_ element: UnsafeRawBufferPointer?, of owner: ObjectKey, in table: Table, column: Int) throws {
         let list = table.list(at: column)!

@@ -102,8 +102,9 @@ final class Table: @unchecked Sendable {
     }
 
     /// What the current write knows about the table's keys, valid while `writeState.writeID`
-    /// is the writing realm's `writeID`.
-    var writeState = WriteTableState()
+    /// is the writing realm's `writeID`. (Exclusivity unchecked: only the writing thread
+    /// touches it, and no access to it overlaps another.)
+    @exclusivity(unchecked) var writeState = WriteTableState()
 
     /// The LMDB database name of a class's table.
     static func databaseName(for className: String) -> String { "class_" + className }

@@ -21,6 +21,9 @@ final class WriteBuffers {
     @exclusivity(unchecked) var record = RecordWriter()
     @exclusivity(unchecked) var key: [UInt8] = []
     @exclusivity(unchecked) var indexEntries = PendingIndexEntries()
+    /// A list chunk's key and bytes, while a new list is stored.
+    @exclusivity(unchecked) var listKey: [UInt8] = []
+    @exclusivity(unchecked) var listChunk: [UInt8] = []
 }
 
 /// One write transaction of a realm: it owns the LMDB write transaction and everything a write
@@ -51,7 +54,7 @@ final class WriteSession {
     unowned let observer: any WriteSessionObserver
     let buffers: WriteBuffers
     /// What the write changed, while anything in the process observes the file.
-    private(set) var changeLog: ChangeLog?
+    @exclusivity(unchecked) private(set) var changeLog: ChangeLog?
     var catalog = CatalogChanges()
     /// The file's sync state, if it is synced: each commit then writes an outbox entry.
     let sync: SyncStore?
@@ -589,7 +592,7 @@ final class WriteSession {
     /// Buffers the entry *(target → owner)* of a list's references database, written sorted
     /// with the index entries: the targets of one write's lists come in no order.
     func bufferReference(_ references: Database, target: UnsafeRawBufferPointer, owner: UnsafeRawBufferPointer) throws {
-        buffers.indexEntries.append(dbi: references.dbi, value: owner) { $0.append(contentsOf: target) }
+        buffers.indexEntries.append(dbi: references.dbi, key: target, value: owner)
         if buffers.indexEntries.isFull { try flushIndexEntries() }
     }
 

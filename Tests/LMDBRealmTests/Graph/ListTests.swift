@@ -79,6 +79,44 @@ private func tag(_ value: String, _ weight: Int = 0) -> Tag {
         }
     }
 
+    /// A long list added with its new object is stored as appending to a managed list stores
+    /// it: in order, duplicates kept, in several chunks, each target referenced (the file
+    /// verifies), whether its objects were stored before or come with it.
+    @Test func aLongListAddedWithItsObjectIsStoredAsAppendingStoresIt() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: listConfiguration(dir))
+            let stored = (0..<40).map { tag("t\($0)", $0) }
+            try realm.write { for t in stored { realm.add(t) } }
+            let fresh = (0..<10).map { tag("new\($0)", 100 + $0) }
+            let order: [Tag] = (0..<150).map { (i: Int) -> Tag in i % 15 == 0 ? fresh[(i / 15) % 10] : stored[(i * 7) % 40] }
+            let added = makePost(1)
+            added.tags.append(objectsIn: order)
+            let appended = makePost(2)
+            try realm.write {
+                realm.add(added)
+                realm.add(appended)
+                appended.tags.append(objectsIn: order)
+            }
+            let values = order.map(\.value)
+            #expect(added.tags.map(\.value) == values)
+            #expect(appended.tags.map(\.value) == values)
+            #expect(added.tags.count == 150)
+            #expect(added.tags[64].value == values[64])
+            #expect(added.tags[149].value == values[149])
+            #expect(realm.objects(Tag.self).count == 50)
+            #expect(realm.objects(Post.self).where { $0.tags.value == "new9" }.count == 2)
+            #expect(realm.objects(Post.self).where { $0.tags.weight == 39 }.count == 2)
+            let report = try realm.verify()
+            #expect(report.isSound, "\(report)")
+            // The same stored again under an update policy goes through the general path.
+            let again = makePost(1)
+            again.tags.append(objectsIn: order.reversed())
+            try realm.write { realm.add(again, update: .modified) }
+            #expect(added.tags.map(\.value) == values.reversed())
+            #expect(try realm.verify().isSound)
+        }
+    }
+
     @Test func managedListsChangeInsideWritesAndAreSeenByOtherHandles() throws {
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: listConfiguration(dir))

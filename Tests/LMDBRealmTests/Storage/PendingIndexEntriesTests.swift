@@ -25,14 +25,16 @@ import Testing
         }
     }
 
-    /// Appends `entries` in their order, half through each of the two `append` methods.
+    /// Appends `entries` in their order, a third through each of the three `append` methods
+    /// (the one taking the key's bytes keeps an entry whose key and value fit in 16 bytes
+    /// out of the byte buffer, so such entries meet longer ones in the sort).
     static func fill(_ pending: inout PendingIndexEntries, with entries: [Entry]) {
         for (i, e) in entries.enumerated() {
             e.value.withUnsafeBytes { value in
-                if i.isMultiple(of: 2) {
-                    pending.append(dbi: e.dbi, key: e.key, value: value)
-                } else {
-                    pending.append(dbi: e.dbi, value: value) { $0.append(contentsOf: e.key) }
+                switch i % 3 {
+                case 0: pending.append(dbi: e.dbi, key: e.key, value: value)
+                case 1: pending.append(dbi: e.dbi, value: value) { $0.append(contentsOf: e.key) }
+                default: e.key.withUnsafeBytes { pending.append(dbi: e.dbi, key: $0, value: value) }
                 }
             }
         }
