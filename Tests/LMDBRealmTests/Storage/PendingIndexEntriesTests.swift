@@ -174,6 +174,18 @@ import Testing
         }
     }
 
+    /// A write's worth of entries (past the size at which the two sides of the first partition
+    /// are sorted on two threads) drains sorted too.
+    @Test func entriesEnoughForTwoThreadsDrainSorted() throws {
+        let shapes = Self.shapedEntries(70_000, seed: 13)
+        for shape in ["few keys", "long keys", "all equal", "organ pipe"] {
+            let entries = try #require(shapes[shape])
+            var pending = PendingIndexEntries()
+            Self.fill(&pending, with: entries)
+            #expect(try Self.drained(&pending) == entries.sorted(by: Entry.precedes), "\(shape)")
+        }
+    }
+
     /// The sort's heapsort fallback, which quicksort reaches only on inputs built against its
     /// pivots, gives the same order.
     @Test func theHeapsortFallbackSortsAlike() {
