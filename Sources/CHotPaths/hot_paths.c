@@ -8,6 +8,9 @@
 // - LMDB's default key order, compared eight bytes at a time (every database LMDBKit opens).
 // - The sort of the index and backlink entries a write buffers (two threads for big ones).
 
+// mremap (the pending entries' table).
+#define _GNU_SOURCE
+
 #include "crc32c.h"
 #include "key_order.h"
 #include "pending_entries.h"
@@ -16,7 +19,9 @@
 #include <lmdb.h>
 
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 static uint32_t table[256];
@@ -358,6 +363,49 @@ void lmdbrealm_sort_pending_entries(lmdbrealm_pending_entry *entries, size_t cou
         }
     }
     intro_sort(entries, count, depth, bytes);
+}
+
+// Past this size the table is an anonymous mapping.
+#define PENDING_TABLE_MAPPED_BYTES ((size_t)1 << 20)
+
+int lmdbrealm_pending_table_reserve(lmdbrealm_pending_table *table, size_t minimum) {
+    if (minimum <= table->capacity) return 0;
+    size_t capacity = table->capacity ? table->capacity : 64;
+    while (capacity < minimum) {
+        if (capacity > SIZE_MAX / 2 / sizeof(entry)) return -1;
+        capacity *= 2;
+    }
+    size_t size = capacity * sizeof(entry);
+    void *grown;
+    if (size < PENDING_TABLE_MAPPED_BYTES) {
+        grown = realloc(table->base, size);
+        if (grown == NULL) return -1;
+    } else if (table->mapped) {
+        grown = mremap(table->base, table->capacity * sizeof(entry), size, MREMAP_MAYMOVE);
+        if (grown == MAP_FAILED) return -1;
+    } else {
+        grown = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (grown == MAP_FAILED) return -1;
+        madvise(grown, size, MADV_HUGEPAGE);
+        if (table->count > 0) memcpy(grown, table->base, table->count * sizeof(entry));
+        free(table->base);
+        table->mapped = 1;
+    }
+    table->base = grown;
+    table->capacity = capacity;
+    return 0;
+}
+
+void lmdbrealm_pending_table_release(lmdbrealm_pending_table *table) {
+    if (table->mapped) {
+        munmap(table->base, table->capacity * sizeof(entry));
+    } else {
+        free(table->base);
+    }
+    table->base = NULL;
+    table->count = 0;
+    table->capacity = 0;
+    table->mapped = 0;
 }
 
 void lmdbrealm_heap_sort_pending_entries(lmdbrealm_pending_entry *entries, size_t count, const uint8_t *bytes) {

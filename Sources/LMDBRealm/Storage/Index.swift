@@ -213,12 +213,54 @@ struct PendingIndexEntries {
     private typealias Entry = lmdbrealm_pending_entry
 
     private var bytes: [UInt8] = []
-    private var entries: [Entry] = []
+    /// The entries, in C's table (see `lmdbrealm_pending_table`): a big write's table grows
+    /// without copies. Copied before a change when shared, as an array would be.
+    private var table = Table()
 
-    var isEmpty: Bool { entries.isEmpty }
-    var count: Int { entries.count }
+    /// `lmdbrealm_pending_table`, freed with its owner.
+    private final class Table {
+        // Unchecked: a table is changed only through the one `PendingIndexEntries` that holds
+        // it alone (`unique()`), on one thread.
+        @exclusivity(unchecked) var raw = lmdbrealm_pending_table()
+
+        deinit { lmdbrealm_pending_table_release(&raw) }
+
+        /// Room for `minimum` entries, or the process stops, as an array's growth does.
+        @inline(never)
+        func reserve(_ minimum: Int) {
+            guard lmdbrealm_pending_table_reserve(&raw, minimum) == 0 else {
+                fatalError("Out of memory: cannot hold \(minimum) pending index entries of a write")
+            }
+        }
+
+        func copy() -> Table {
+            let other = Table()
+            other.reserve(max(raw.count, 1))
+            if raw.count > 0 { other.raw.base!.update(from: raw.base!, count: raw.count) }
+            other.raw.count = raw.count
+            return other
+        }
+    }
+
+    /// Makes the table this value's own before a change.
+    @inline(__always)
+    private mutating func unique() {
+        if !isKnownUniquelyReferenced(&table) { table = table.copy() }
+    }
+
+    @inline(__always)
+    private mutating func appendEntry(_ entry: Entry) {
+        unique()
+        let t = table
+        if t.raw.count == t.raw.capacity { t.reserve(t.raw.count + 1) }
+        t.raw.base.unsafelyUnwrapped[t.raw.count] = entry
+        t.raw.count += 1
+    }
+
+    var isEmpty: Bool { table.raw.count == 0 }
+    var count: Int { table.raw.count }
     /// Whether the write should flush the entries now, to bound its memory.
-    var isFull: Bool { entries.count >= Self.flushThreshold || bytes.count >= Self.flushBytes }
+    var isFull: Bool { table.raw.count >= Self.flushThreshold || bytes.count >= Self.flushBytes }
 
     /// The first 16 bytes of `b` as two big-endian integers, zero-padded.
     @inline(__always)
@@ -237,7 +279,7 @@ struct PendingIndexEntries {
         }
         let kp = Self.prefix(key)
         let vp = Self.prefix(value)
-        entries.append(Entry(
+        appendEntry(Entry(
             k0: kp.0, k1: kp.1, v0: vp.0, v1: vp.1, dbi: dbi, start: 0, key_count: UInt32(truncatingIfNeeded: key.count),
             value_count: UInt32(truncatingIfNeeded: value.count)))
     }
@@ -257,7 +299,7 @@ struct PendingIndexEntries {
         let vp = Self.prefix(value)
         // A key or value is at most LMDB's key size (511 bytes), and the write flushes once the
         // buffer holds `flushBytes`: positions fit in 32 bits.
-        entries.append(Entry(
+        appendEntry(Entry(
             k0: kp.0, k1: kp.1, v0: vp.0, v1: vp.1, dbi: dbi,
             start: UInt32(truncatingIfNeeded: start), key_count: UInt32(truncatingIfNeeded: k.count),
             value_count: UInt32(truncatingIfNeeded: value.count)))
@@ -265,7 +307,8 @@ struct PendingIndexEntries {
 
     mutating func removeAll() {
         bytes.removeAll(keepingCapacity: true)
-        entries.removeAll(keepingCapacity: true)
+        unique()
+        table.raw.count = 0
     }
 
     /// Hands every entry to `put` in (database, key, value) order, then empties the buffer.
@@ -275,30 +318,78 @@ struct PendingIndexEntries {
     /// and `put` walks the table in order. Keys and values of 16 bytes or fewer (object keys,
     /// most index keys) are handed out from the entry's own words, so the byte buffer is read
     /// only for longer ones.
+    /// Whether two entries have the same key (their words and length; their bytes past 16).
+    @inline(__always)
+    private static func sameKey(_ a: Entry, _ b: Entry, _ all: UnsafeRawBufferPointer) -> Bool {
+        guard a.k0 == b.k0, a.k1 == b.k1, a.key_count == b.key_count else { return false }
+        guard a.key_count > 16 else { return true }
+        return memcmp(all.baseAddress! + Int(a.start), all.baseAddress! + Int(b.start), Int(a.key_count)) == 0
+    }
+
+    /// Whether two entries with the same key have the same value.
+    @inline(__always)
+    private static func sameValue(_ a: Entry, _ b: Entry, _ all: UnsafeRawBufferPointer) -> Bool {
+        guard a.v0 == b.v0, a.v1 == b.v1, a.value_count == b.value_count else { return false }
+        guard a.value_count > 16 else { return true }
+        return memcmp(
+            all.baseAddress! + Int(a.start + a.key_count), all.baseAddress! + Int(b.start + b.key_count), Int(a.value_count)) == 0
+    }
+
     mutating func drain(_ put: (UInt32, UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws {
+        try drainInOrder { dbi, key, value, _ in try put(dbi, key, value) }
+    }
+
+    /// How an entry drained stands to the one drained before it.
+    enum Sequel {
+        /// The first of its database.
+        case firstOfDatabase
+        /// A key after the previous entry's, in the same database.
+        case nextKey
+        /// The previous entry's key with a later value.
+        case nextValue
+        /// The previous entry again (buffered twice).
+        case repeated
+    }
+
+    /// ``drain(_:)``, telling `put` how each entry stands to the one before it, found from the
+    /// entries' words (their bytes only past 16): the flush needs no copy of the previous one.
+    mutating func drainInOrder(_ put: (UInt32, UnsafeRawBufferPointer, UnsafeRawBufferPointer, Sequel) throws -> Void) throws {
         defer { removeAll() }
+        unique()
+        let t = table
+        let entries = UnsafeBufferPointer(start: t.raw.base, count: t.raw.count)
         try bytes.withUnsafeBufferPointer { all in
-            entries.withUnsafeMutableBufferPointer { entries in
-                lmdbrealm_sort_pending_entries(entries.baseAddress, entries.count, all.baseAddress)
-            }
+            lmdbrealm_sort_pending_entries(t.raw.base, t.raw.count, all.baseAddress)
             let all = UnsafeRawBufferPointer(all)
             var keyWords: (UInt64, UInt64) = (0, 0)
             var valueWords: (UInt64, UInt64) = (0, 0)
+            var previous: Entry?
             for e in entries {
                 keyWords = (e.k0.bigEndian, e.k1.bigEndian)
                 valueWords = (e.v0.bigEndian, e.v1.bigEndian)
                 let keyCount = Int(e.key_count), valueCount = Int(e.value_count), start = Int(e.start)
-                try withUnsafeBytes(of: &keyWords) { k in
-                    try withUnsafeBytes(of: &valueWords) { v in
-                        try put(
-                            e.dbi,
-                            keyCount <= 16
-                                ? UnsafeRawBufferPointer(rebasing: k.prefix(keyCount))
-                                : UnsafeRawBufferPointer(rebasing: all[start..<(start + keyCount)]),
-                            valueCount <= 16
-                                ? UnsafeRawBufferPointer(rebasing: v.prefix(valueCount))
-                                : UnsafeRawBufferPointer(rebasing: all[(start + keyCount)..<(start + keyCount + valueCount)]))
+                let key = { (k: UnsafeRawBufferPointer) in
+                    keyCount <= 16
+                        ? UnsafeRawBufferPointer(rebasing: k.prefix(keyCount)) : UnsafeRawBufferPointer(rebasing: all[start..<(start + keyCount)])
+                }
+                let value = { (v: UnsafeRawBufferPointer) in
+                    valueCount <= 16
+                        ? UnsafeRawBufferPointer(rebasing: v.prefix(valueCount))
+                        : UnsafeRawBufferPointer(rebasing: all[(start + keyCount)..<(start + keyCount + valueCount)])
+                }
+                let sequel: Sequel
+                if let p = previous, p.dbi == e.dbi {
+                    if Self.sameKey(p, e, all) {
+                        sequel = Self.sameValue(p, e, all) ? .repeated : .nextValue
+                    } else {
+                        sequel = .nextKey
                     }
+                } else {
+                    sequel = .firstOfDatabase
+                }
+                previous = e
+                try withUnsafeBytes(of: &keyWords) { k in
+                    try withUnsafeBytes(of: &valueWords) { v in try put(e.dbi, key(k), value(v), sequel) }
                 }
             }
         }

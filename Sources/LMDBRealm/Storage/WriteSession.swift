@@ -616,39 +616,28 @@ final class WriteSession {
         // the rest are appended (MDB_APPEND / MDB_APPENDDUP): no search, and full pages.
         // One cursor per index: LMDB looks for the next key on the cursor's page before it
         // descends from the root, and the entries come sorted.
-        var currentDBI: UInt32?
         var cursor: UnsafeCursor?
         var appending = false
-        var previousKey: [UInt8] = []
-        var previousValue: [UInt8] = []
-        try buffers.indexEntries.drain { dbi, key, value in
-            if dbi != currentDBI {
-                currentDBI = dbi
+        try buffers.indexEntries.drainInOrder { dbi, key, value, sequel in
+            let sameKey: Bool
+            switch sequel {
+            case .firstOfDatabase:
                 appending = false
                 cursor = try UnsafeCursor(transaction: txn, dbi: dbi)
-                previousKey.removeAll(keepingCapacity: true)
-                previousValue.removeAll(keepingCapacity: true)
                 if let last = try cursor!.last() {
                     let c = ByteOrder.compare(key, last.key)
                     appending = c > 0 || (c == 0 && ByteOrder.compare(value, last.value) > 0)
-                    previousKey.append(contentsOf: last.key)
-                    previousValue.append(contentsOf: last.value)
+                    sameKey = c == 0
                 } else {
                     appending = true
+                    sameKey = false
                 }
+            case .repeated: return  // the same entry twice
+            case .nextValue: sameKey = true
+            case .nextKey: sameKey = false
             }
             if appending {
-                // The previous entry is kept in two buffers reused throughout: no allocation
-                // per entry.
-                let sameKey = ByteOrder.compare(key, previousKey) == 0
-                if sameKey && ByteOrder.compare(value, previousValue) == 0 { return }  // the same entry twice
                 _ = try cursor!.insert(value, forKey: key, flags: sameKey ? .appendDuplicate : .append)
-                if !sameKey {
-                    previousKey.removeAll(keepingCapacity: true)
-                    previousKey.append(contentsOf: key)
-                }
-                previousValue.removeAll(keepingCapacity: true)
-                previousValue.append(contentsOf: value)
             } else {
                 _ = try cursor!.insert(value, forKey: key, flags: .noDuplicateData)
             }

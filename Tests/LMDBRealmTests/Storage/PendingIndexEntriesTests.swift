@@ -174,6 +174,52 @@ import Testing
         }
     }
 
+    /// `drainInOrder` tells how each entry stands to the one drained before it (the flush
+    /// appends by it), keys and values longer than 16 bytes included.
+    @Test func drainingInOrderTellsHowEachEntryFollowsTheOneBefore() throws {
+        let long = [UInt8](repeating: 7, count: 20)
+        let entries = [
+            Entry(dbi: 1, key: [1], value: [1]), Entry(dbi: 1, key: [1], value: [1]), Entry(dbi: 1, key: [1], value: [2]),
+            Entry(dbi: 1, key: [1, 0], value: [2]), Entry(dbi: 1, key: [2], value: [2]), Entry(dbi: 2, key: [2], value: [2]),
+            Entry(dbi: 2, key: long, value: [1]), Entry(dbi: 2, key: long, value: [1]), Entry(dbi: 2, key: long + [0], value: [1]),
+            Entry(dbi: 2, key: long + [0], value: long), Entry(dbi: 2, key: long + [0], value: long),
+            Entry(dbi: 2, key: long + [0], value: long + [1]), Entry(dbi: 2, key: long + [1], value: long + [1]),
+            Entry(dbi: 3, key: long + [1], value: long + [1]),
+        ]
+        let sorted = entries.sorted(by: Entry.precedes)
+        let expected: [PendingIndexEntries.Sequel] = sorted.indices.map { i in
+            guard i > 0, sorted[i - 1].dbi == sorted[i].dbi else { return .firstOfDatabase }
+            guard sorted[i - 1].key == sorted[i].key else { return .nextKey }
+            return sorted[i - 1].value == sorted[i].value ? .repeated : .nextValue
+        }
+        #expect(expected.filter { $0 == .repeated }.count == 3)
+        for seed in UInt64(1)...10 {
+            var random = SeededGenerator(state: seed)
+            var pending = PendingIndexEntries()
+            Self.fill(&pending, with: entries.shuffled(using: &random))
+            var out: [(Entry, PendingIndexEntries.Sequel)] = []
+            try pending.drainInOrder { dbi, key, value, sequel in out.append((Entry(dbi: dbi, key: Array(key), value: Array(value)), sequel)) }
+            #expect(out.map(\.0) == sorted, "seed \(seed)")
+            #expect(out.map(\.1) == expected, "seed \(seed)")
+        }
+    }
+
+    /// Entries are a value, as an array is: a copy changes apart from the original, also once
+    /// its table is a mapping of its own (past 1 MiB).
+    @Test func aCopyChangesApartFromTheOriginal() throws {
+        for count in [3, 30_000] {
+            let entries = (0..<count).map { Entry(dbi: 1, key: [1] + withUnsafeBytes(of: UInt32($0).bigEndian) { Array($0) }, value: [2]) }
+            var original = PendingIndexEntries()
+            Self.fill(&original, with: entries)
+            var copy = original
+            Self.fill(&copy, with: [Entry(dbi: 0, key: [9], value: [9])])
+            #expect(original.count == count && copy.count == count + 1)
+            #expect(try Self.drained(&copy) == [Entry(dbi: 0, key: [9], value: [9])] + entries)
+            #expect(copy.isEmpty && original.count == count)
+            #expect(try Self.drained(&original) == entries)
+        }
+    }
+
     /// A write's worth of entries (past the size at which the two sides of the first partition
     /// are sorted on two threads) drains sorted too.
     @Test func entriesEnoughForTwoThreadsDrainSorted() throws {
