@@ -311,13 +311,6 @@ struct PendingIndexEntries {
         table.raw.count = 0
     }
 
-    /// Hands every entry to `put` in (database, key, value) order, then empties the buffer.
-    ///
-    /// The entries themselves are sorted (in C, as 48-byte structures), not positions into
-    /// them: a comparison reads two neighbouring entries instead of two anywhere in the table,
-    /// and `put` walks the table in order. Keys and values of 16 bytes or fewer (object keys,
-    /// most index keys) are handed out from the entry's own words, so the byte buffer is read
-    /// only for longer ones.
     /// Whether two entries have the same key (their words and length; their bytes past 16).
     @inline(__always)
     private static func sameKey(_ a: Entry, _ b: Entry, _ all: UnsafeRawBufferPointer) -> Bool {
@@ -335,6 +328,13 @@ struct PendingIndexEntries {
             all.baseAddress! + Int(a.start + a.key_count), all.baseAddress! + Int(b.start + b.key_count), Int(a.value_count)) == 0
     }
 
+    /// Hands every entry to `put` in (database, key, value) order, then empties the buffer.
+    ///
+    /// The entries themselves are sorted (in C, as 48-byte structures), not positions into
+    /// them: a comparison reads two neighbouring entries instead of two anywhere in the table,
+    /// and `put` walks the table in order. Keys and values of 16 bytes or fewer (object keys,
+    /// most index keys) are handed out from the entry's own words, so the byte buffer is read
+    /// only for longer ones.
     mutating func drain(_ put: (UInt32, UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws {
         try drainInOrder { dbi, key, value, _ in try put(dbi, key, value) }
     }
