@@ -416,24 +416,16 @@ extension WriteSession {
             }
             chunk.reserveCapacity(size)
             var first = start
-            func store() throws {
-                try ListKey.key(prefix, first).withUnsafeBytes { k in
-                    ListChunk.seal(&chunk, key: k)
-                    try chunk.withUnsafeBytes { v in
-                        if appending { appending = try txn.put(list.items.dbi, key: k, value: v, flags: PutFlags.append.rawValue) }
-                        if !appending { _ = try txn.put(list.items.dbi, key: k, value: v) }
-                    }
-                }
-            }
+            var key = prefix
             for position in start..<elements.count {
                 ListChunk.append(elements[position], to: &chunk)
                 if !chunk.withUnsafeBytes(ListChunk.hasRoom) {
-                    try store()
+                    try storeChunk(&chunk, first: first, key: &key, prefixCount: prefix.count, in: list.items, appending: &appending)
                     chunk.removeAll(keepingCapacity: true)
                     first = position + 1
                 }
             }
-            if !chunk.isEmpty { try store() }
+            if !chunk.isEmpty { try storeChunk(&chunk, first: first, key: &key, prefixCount: prefix.count, in: list.items, appending: &appending) }
             if let references = list.references {
                 if old.isEmpty {
                     // A new list (the usual case of `add`): every target is new. A target held
