@@ -12,7 +12,7 @@ import Glibc
 /// Commits made in this process are announced by the writer right after they are durable,
 /// together with what they changed (a ``ChangeLog``) while anything observes the file. Commits
 /// of other processes are noticed through inotify on the data file: LMDB writes the new meta
-/// page with `pwrite`, which wakes a dispatch source; no thread polls.
+/// page with `pwrite`, which wakes the process's ``FileWatcher``; no thread polls.
 final class CommitHub: CommitAnnouncer, @unchecked Sendable {
     // @unchecked Sendable: every mutable property is touched only under `lock`, except
     // `observerCount`, which is atomic.
@@ -26,7 +26,8 @@ final class CommitHub: CommitAnnouncer, @unchecked Sendable {
     /// The newest version announced.
     private var latest = 0
     private var listeners: [ObjectIdentifier: Weak] = [:]
-    private var watcher: DispatchSourceRead?
+    /// The inotify watch on the data file while anything listens.
+    private var watch: Int32?
     /// Observers in this process; writes record change logs while there are any.
     private let observerCount = Atomic<Int>(0)
 
@@ -38,7 +39,7 @@ final class CommitHub: CommitAnnouncer, @unchecked Sendable {
     }
 
     deinit {
-        watcher?.cancel()
+        if let watch { FileWatcher.shared.unwatch(watch, for: self) }
     }
 
     // MARK: - Change logs
@@ -117,7 +118,7 @@ final class CommitHub: CommitAnnouncer, @unchecked Sendable {
     func add(_ listener: RefreshListener) {
         lock.withLock {
             listeners[ObjectIdentifier(listener)] = Weak(listener: listener)
-            if watcher == nil { startWatching() }
+            if watch == nil { watch = FileWatcher.shared.watch(path, for: self) }
         }
     }
 
@@ -129,33 +130,16 @@ final class CommitHub: CommitAnnouncer, @unchecked Sendable {
         }
     }
 
-    /// Watches the data file with inotify (called under `lock`).
-    private func startWatching() {
-        let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        guard fd >= 0 else { return }
-        guard inotify_add_watch(fd, path, UInt32(IN_MODIFY)) >= 0 else {
-            close(fd)
-            return
-        }
-        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: CommitHub.watchQueue)
-        source.setEventHandler { [weak self] in
-            // Drain the events; only "the file was written" matters.
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            while buffer.withUnsafeMutableBytes({ read(fd, $0.baseAddress, $0.count) }) > 0 {}
-            guard let self else { return }
-            self.announce(self.lastCommittedVersion())
-        }
-        source.setCancelHandler { close(fd) }
-        source.resume()
-        watcher = source
+    /// The file was written (by any process): tells the listeners of its newest version.
+    func fileWritten() {
+        announce(lastCommittedVersion())
     }
 
     private func stopWatching() {
-        watcher?.cancel()
-        watcher = nil
+        if let watch { FileWatcher.shared.unwatch(watch, for: self) }
+        watch = nil
     }
 
-    private static let watchQueue = DispatchQueue(label: "LMDBRealm.commits")
 }
 
 /// A handle that refreshes itself when the file changes: wakes it on its own queue or actor,
