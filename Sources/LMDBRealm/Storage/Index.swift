@@ -285,7 +285,7 @@ struct PendingIndexEntries {
     }
 
     mutating func append(dbi: UInt32, key: [UInt8], value: UnsafeRawBufferPointer) {
-        append(dbi: dbi, value: value) { $0.append(contentsOf: key) }
+        key.withUnsafeBytes { append(dbi: dbi, key: $0, value: value) }
     }
 
     /// Appends an entry whose key `writeKey` appends to the end of the buffer; it must not
