@@ -1,11 +1,13 @@
 import Foundation
 import GRDBSQLite
+import LMDBKit
 import LMDBRealm
 
 // The feed workload: "the newest 50 notes of a section", the list a server's feed endpoint
 // returns. N notes in N/10,000 sections (10,000 each at N = 1,000,000), each query a random
 // section. LMDBRealm declares the compound index (section, created); SQLite has the composite
-// index a SQLite user creates for this query, ON note(section, created). Run with `--feed`.
+// index a SQLite user creates for this query, ON note(section, created); LMDBKit, the floor, is
+// LMDBRealm's layout in raw LMDB, read without objects. Run with `--feed` (`--engines` picks).
 //
 //     swift run -c release --package-path Benchmarks LMDBRealmBenchmarks --feed [--n N] [--rounds R]
 
@@ -125,6 +127,98 @@ func feedCreated(_ i: Int) -> Double { 1_700_000_000 + Double(i) }
     }
 }
 
+/// The floor: the same notes in raw LMDB through LMDBKit, laid out as LMDBRealm lays them out
+/// (records under big-endian ids; an index whose keys are the section, a zero byte and the
+/// big-endian bits of `created`, each naming an id), read with no objects: one cursor walk of
+/// the index and one `mdb_get` a note, its title decoded into a String as the other engines do.
+/// What any engine on this layout pays for the query; LMDBRealm's cost above it is its own.
+@MainActor final class KitFeedEngine: FeedEngine {
+    let env: Environment
+    let notes: Database
+    let bySectionCreated: Database
+
+    init(directory: URL) throws {
+        var options = Environment.Options()
+        options.mapSize = profileMapSize
+        env = try Environment.open(path: directory.appendingPathComponent("feed.mdb").path, options: options)
+        notes = try env.createDatabase(named: "note")
+        bySectionCreated = try env.createDatabase(named: "section_created", flags: .duplicateSort)
+    }
+
+    /// The index key's first part: the section's bytes and a zero byte.
+    private static func prefix(_ section: String) -> [UInt8] { Array(section.utf8) + [0] }
+
+    func insert(_ data: FeedData) throws {
+        try env.write { txn in
+            var record: [UInt8] = []
+            var entries: [([UInt8], Int64)] = []
+            entries.reserveCapacity(data.notes)
+            for i in 0..<data.notes {
+                let id = Int64(i + 1)
+                let section = feedSection(data.sectionOf[i])
+                let created = feedCreated(i).bitPattern
+                record.removeAll(keepingCapacity: true)
+                withUnsafeBytes(of: created.littleEndian) { record.append(contentsOf: $0) }
+                for text in [section, feedTitle(i)] {
+                    withUnsafeBytes(of: UInt32(text.utf8.count).littleEndian) { record.append(contentsOf: $0) }
+                    record.append(contentsOf: text.utf8)
+                }
+                try withUnsafeBytes(of: id.bigEndian) { try txn.put(record, forKey: Array($0), in: notes, flags: .append) }
+                var key = Self.prefix(section)
+                withUnsafeBytes(of: created.bigEndian) { key.append(contentsOf: $0) }
+                entries.append((key, id))
+            }
+            // Written in key order, as LMDBRealm writes a transaction's index entries.
+            entries.sort { $0.0.lexicographicallyPrecedes($1.0) }
+            try txn.withCursor(on: bySectionCreated) { cursor in
+                for (key, id) in entries {
+                    try key.withUnsafeBytes { k in try withUnsafeBytes(of: id.bigEndian) { try cursor.put($0, forKey: k, flags: .append) } }
+                }
+            }
+        }
+    }
+
+    func newest(_ sections: [String]) throws -> Int {
+        try env.read { txn in
+            try txn.withCursor(on: bySectionCreated) { cursor in
+                var sum = 0
+                var ids: [Int64] = []
+                ids.reserveCapacity(FeedData.limit)
+                for section in sections {
+                    let prefix = Self.prefix(section)
+                    var after = prefix
+                    after[after.count - 1] = 1
+                    ids.removeAll(keepingCapacity: true)
+                    try prefix.withUnsafeBytes { prefix in
+                        func take(_ e: Cursor.Entry) -> Bool {
+                            guard e.key.count > prefix.count, memcmp(e.key.baseAddress!, prefix.baseAddress!, prefix.count) == 0 else { return false }
+                            ids.append(Int64(bigEndian: e.value.loadUnaligned(as: Int64.self)))
+                            return true
+                        }
+                        // The section's newest entry: the one before the first key after the section.
+                        let found = try after.withUnsafeBytes { try cursor.seek(atLeast: $0) { _ in () } } != nil
+                        var more = try (found ? cursor.previous(take) : cursor.last(take)) ?? false
+                        while more, ids.count < FeedData.limit { more = try cursor.previous(take) ?? false }
+                    }
+                    for id in ids {
+                        sum &+= try withUnsafeBytes(of: id.bigEndian) { key in
+                            try txn.get(key, in: notes) { value in
+                                // created 8, then the section and the title as (length, bytes).
+                                let sectionLength = Int(UInt32(littleEndian: value.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))
+                                let at = 12 + sectionLength
+                                let n = Int(UInt32(littleEndian: value.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
+                                let title = String(decoding: UnsafeRawBufferPointer(rebasing: value[(at + 4)..<(at + 4 + n)]), as: UTF8.self)
+                                return title.utf8.count &+ Int(id)
+                            } ?? 0
+                        }
+                    }
+                }
+                return sum
+            }
+        }
+    }
+}
+
 /// Runs the feed workload: `rounds` rounds of both engines, alternating; prints a Markdown
 /// table of medians (and writes it to `output/feed-latest.md`).
 @MainActor func runFeed(settings: Settings) throws {
@@ -136,10 +230,15 @@ func feedCreated(_ i: Int) -> Double { 1_700_000_000 + Double(i) }
     var rates: [String: [Double]] = [:]
     var check: Int?
     for round in 0..<rounds {
-        for name in ["LMDBRealm", "SQLite"] where settings.engines.contains(name) {
+        for name in ["LMDBRealm", "SQLite", "LMDBKit"] where settings.engines.contains(name) {
             let directory = root.appendingPathComponent("\(name)-\(round)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let engine: any FeedEngine = name == "LMDBRealm" ? try RealmFeedEngine(directory: directory) : try SQLiteFeedEngine(directory: directory)
+            let engine: any FeedEngine =
+                switch name {
+                case "LMDBRealm": try RealmFeedEngine(directory: directory)
+                case "SQLite": try SQLiteFeedEngine(directory: directory)
+                default: try KitFeedEngine(directory: directory)
+                }
             try engine.insert(data)
             // One pass to warm both engines' caches, then the measured one.
             let warm = try engine.newest(Array(data.queries.prefix(200)))
@@ -154,16 +253,19 @@ func feedCreated(_ i: Int) -> Double { 1_700_000_000 + Double(i) }
             try? FileManager.default.removeItem(at: directory)
         }
     }
-    guard rates.count == 2 else { return }
+    guard let realmRates = rates["LMDBRealm"], let sqliteRates = rates["SQLite"] else { return }
     func median(_ xs: [Double]) -> Double { xs.sorted()[xs.count / 2] }
-    let a = median(rates["LMDBRealm"]!)
-    let b = median(rates["SQLite"]!)
+    let a = median(realmRates)
+    let b = median(sqliteRates)
+    // The floor's columns, when it ran.
+    let floor = rates["LMDBKit"].map(median)
+    let floorColumns = floor.map { f in (" LMDBKit | LMDBRealm / LMDBKit |", "---:|---:|", " \(Report.format(f)) | \(String(format: "%.2f", a / f))× |") } ?? ("", "", "")
     let table = """
         Feed, N = \(data.notes) notes in \(data.sections) sections; medians of \(rounds) rounds
 
-        | operation | unit | LMDBRealm | SQLite | LMDBRealm / SQLite | what |
-        |---|---|---:|---:|---:|---|
-        | top_n_in_section | queries/s | \(Report.format(a)) | \(Report.format(b)) | \(String(format: "%.2f", a / b))× | \(data.queries.count) queries, ten times over: the newest \(FeedData.limit) notes of a random section (id and title read); LMDBRealm's compound index (section, created), SQLite's index ON note(section, created) |
+        | operation | unit | LMDBRealm | SQLite | LMDBRealm / SQLite |\(floorColumns.0) what |
+        |---|---|---:|---:|---:|\(floorColumns.1)---|
+        | top_n_in_section | queries/s | \(Report.format(a)) | \(Report.format(b)) | \(String(format: "%.2f", a / b))× |\(floorColumns.2) \(data.queries.count) queries, ten times over: the newest \(FeedData.limit) notes of a random section (id and title read); LMDBRealm's compound index (section, created), SQLite's index ON note(section, created), LMDBKit the same layout as LMDBRealm's in raw LMDB, read without objects |
 
         """
     print(table)

@@ -346,9 +346,9 @@ final class QueryExecutor {
             entry = try ascending ? cursor.first() : cursor.last()
         }
         func inRange(_ e: UnsafeCursor.Entry?) -> UnsafeCursor.Entry? {
-            guard let e, let prefix else { return e }
+            guard let e, let prefix, !prefix.isEmpty else { return e }
             guard e.key.count >= prefix.count,
-                prefix.withUnsafeBytes({ ByteOrder.compare(UnsafeRawBufferPointer(rebasing: e.key.prefix(prefix.count)), $0) == 0 })
+                prefix.withUnsafeBytes({ memcmp(e.key.baseAddress!, $0.baseAddress!, $0.count) == 0 })
             else { return nil }
             return e
         }
@@ -409,12 +409,18 @@ final class QueryExecutor {
         return nil
     }
 
-    /// Whether two index keys are equal; most neighbours differ in their first eight bytes.
+    /// Whether two index keys are equal. Neighbours mostly differ in their first eight bytes,
+    /// or, in a compound index walked under a prefix, in their last eight (the ordering
+    /// column's value).
     @inline(__always)
     private static func sameKey(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
         guard a.count == b.count else { return false }
         if a.baseAddress == b.baseAddress { return true }
-        if a.count >= 8, a.loadUnaligned(as: UInt64.self) != b.loadUnaligned(as: UInt64.self) { return false }
+        if a.count >= 8 {
+            if a.loadUnaligned(as: UInt64.self) != b.loadUnaligned(as: UInt64.self) { return false }
+            let last = a.count - 8
+            if a.loadUnaligned(fromByteOffset: last, as: UInt64.self) != b.loadUnaligned(fromByteOffset: last, as: UInt64.self) { return false }
+        }
         return ByteOrder.compare(a, b) == 0
     }
 
