@@ -180,7 +180,7 @@ func feedCreated(_ i: Int) -> Double { 1_700_000_000 + Double(i) }
 
     func newest(_ sections: [String]) throws -> Int {
         try env.read { txn in
-            try txn.withCursor(on: bySectionCreated) { cursor in
+            try txn.withCursor(on: bySectionCreated) { cursor in try txn.withCursor(on: notes) { records in
                 var sum = 0
                 var ids: [Int64] = []
                 ids.reserveCapacity(FeedData.limit)
@@ -202,7 +202,7 @@ func feedCreated(_ i: Int) -> Double { 1_700_000_000 + Double(i) }
                     }
                     for id in ids {
                         sum &+= try withUnsafeBytes(of: id.bigEndian) { key in
-                            try txn.get(key, in: notes) { value in
+                            try records.seek(exactly: key) { e in let value = e.value
                                 // created 8, then the section and the title as (length, bytes).
                                 let sectionLength = Int(UInt32(littleEndian: value.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))
                                 let at = 12 + sectionLength
@@ -214,7 +214,7 @@ func feedCreated(_ i: Int) -> Double { 1_700_000_000 + Double(i) }
                     }
                 }
                 return sum
-            }
+            } }
         }
     }
 }
