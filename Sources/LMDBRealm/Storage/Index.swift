@@ -311,6 +311,22 @@ struct PendingIndexEntries {
         table.raw.count = 0
     }
 
+    /// Past this many entries' room (3 MiB) or bytes of keys and values, a finished write's
+    /// entries give their memory back rather than keep it for the realm's next write.
+    static let retainedEntries = 1 << 16
+    static let retainedBytes = 4 << 20
+
+    /// The memory the entries hold: their table's and their byte buffer's.
+    var reservedBytes: Int { table.raw.capacity * MemoryLayout<Entry>.stride + bytes.capacity }
+
+    /// Empties the entries, giving back the memory of a big write's (up to 48 MiB of table and
+    /// 1 GiB of buffer); smaller ones keep theirs for the next write.
+    mutating func removeAllReleasingLarge() {
+        guard table.raw.capacity > Self.retainedEntries || bytes.capacity > Self.retainedBytes else { return removeAll() }
+        bytes = []
+        table = Table()
+    }
+
     /// Whether two entries have the same key (their words and length; their bytes past 16).
     @inline(__always)
     private static func sameKey(_ a: Entry, _ b: Entry, _ all: UnsafeRawBufferPointer) -> Bool {

@@ -139,6 +139,7 @@ final class WriteSession {
             throw error
         }
         if let sync, file.sync == nil { file.publishSync(sync) }
+        buffers.indexEntries.removeAllReleasingLarge()
         changed()
         return version
     }
@@ -150,13 +151,14 @@ final class WriteSession {
         try flushIndexEntries()
         let log = takeChangeLog()
         try transaction.take()!.commit()
+        buffers.indexEntries.removeAllReleasingLarge()
         changed()
         return log
     }
 
     /// Discards the write's changes.
     func abort() {
-        buffers.indexEntries.removeAll()
+        buffers.indexEntries.removeAllReleasingLarge()
         changeLog = nil
         transaction.take()?.abort()
         changed()

@@ -308,4 +308,37 @@ import Testing
         #expect(handedOut == [[1, 0], [1, 1], [1, 2]], "in order, up to the failure")
         #expect(pending.isEmpty, "a failed write does not leave entries for the next")
     }
+
+    /// A big write's entries give their memory back when it ends (committed or cancelled); a
+    /// small write's keep theirs for the next one. The data is whole either way.
+    @Test func aBigWritesEntriesGiveTheirMemoryBack() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: makeConfiguration(dir, types: [Article.self]))
+            // An entry an article (its section's): more than a realm keeps room for between
+            // writes.
+            let big = PendingIndexEntries.retainedEntries + 1_000
+            try realm.write {
+                for i in 0..<big { realm.add(Article(id: "a\(i)", section: "s\(i % 7)")) }
+            }
+            #expect(realm.writeBuffers.indexEntries.reservedBytes == 0)
+            #expect(realm.objects(Article.self).count == big)
+            #expect(realm.objects(Article.self).where { $0.section == "s3" }.count == (0..<big).filter { $0 % 7 == 3 }.count)
+
+            try realm.write { realm.add(Article(id: "small", section: "s1")) }
+            let kept = realm.writeBuffers.indexEntries.reservedBytes
+            #expect(kept > 0, "a small write keeps its entries' room")
+            try realm.write { realm.add(Article(id: "small2", section: "s1")) }
+            #expect(realm.writeBuffers.indexEntries.reservedBytes == kept)
+
+            // Cancelled, too.
+            realm.beginWrite()
+            for i in 0..<big { realm.add(Article(id: "b\(i)", section: "t")) }
+            _ = realm.objects(Article.self).where { $0.section == "t" }.count  // flushes the entries
+            for i in big..<(2 * big) { realm.add(Article(id: "b\(i)", section: "t")) }
+            realm.cancelWrite()
+            #expect(realm.writeBuffers.indexEntries.reservedBytes == 0)
+            #expect(realm.objects(Article.self).where { $0.section == "t" }.isEmpty)
+            #expect(try realm.verify().findings.isEmpty)
+        }
+    }
 }
