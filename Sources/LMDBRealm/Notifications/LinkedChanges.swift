@@ -67,7 +67,7 @@ extension Realm {
         /// The table links of `property` lead to.
         func target(of property: Property) -> Table? {
             guard property.type == .object, let name = property.objectClassName,
-                let type = ClassInfo.named(name)?.type
+                let type = file.classInfo(named: name)?.type
             else { return nil }
             return bindingForReading(type)?.table
         }
@@ -241,7 +241,7 @@ final class LinkedComparison {
 
     /// The table the links of `property` lead to (a to-one link or a collection of objects).
     private func target(of property: Property) -> Table? {
-        guard property.type == .object, let name = property.objectClassName, let type = ClassInfo.named(name)?.type else {
+        guard property.type == .object, let name = property.objectClassName, let type = realm.file.classInfo(named: name)?.type else {
             return nil
         }
         return realm.bindingForReading(type)?.table

@@ -314,7 +314,7 @@ extension ListObserver {
         let stored = binding.isIdentity ? Int(column) : binding.storedColumn(column)
         let property = binding.table.schema.properties[stored]
         guard let list = binding.table.lists[stored], list.references != nil,
-            let targetType = property.objectClassName.flatMap(ClassInfo.named)?.type,
+            let targetType = property.objectClassName.flatMap(realm.file.classInfo(named:))?.type,
             let target = realm.bindingForReading(targetType)?.table
         else { return modifications }
         let comparison = LinkedComparison(realm, keyPaths: nil, from: base.view, in: current.view)

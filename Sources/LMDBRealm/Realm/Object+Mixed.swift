@@ -25,7 +25,7 @@ extension Realm {
         guard let field, let (kind, payload) = MixedField.split(field), kind == .object else { return AnyRealmValue.decodeValue(field) }
         guard let (className, key) = MixedField.link(payload) else { return .none }
         let object: Object?
-        if let type = ClassInfo.named(className)?.type, configuration.objectTypes?.contains(where: { $0 == type }) ?? true {
+        if let type = file.classInfo(named: className)?.type, configuration.objectTypes?.contains(where: { $0 == type }) ?? true {
             object = linkedObject(type, key: key)
         } else {
             object = dynamicBinding(named: className).flatMap { dynamicLinked($0, key: Array(key)) }

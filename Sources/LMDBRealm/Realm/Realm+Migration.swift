@@ -181,6 +181,7 @@ extension Realm {
                     fileURL: file.url)
             }
             if isNew && target != 0 && !configuration.readOnly { try storeVersionOnly(target) }
+            noteClasses(comparison)
             return
         }
         guard !configuration.readOnly else {
@@ -189,6 +190,13 @@ extension Realm {
                 fileURL: file.url)
         }
         try migrate(comparison, from: version, to: target)
+        noteClasses(comparison)
+    }
+
+    /// Tells the file which model classes this realm opened it with: the configuration's
+    /// `objectTypes`, or the classes that stored the file's classes (see ``StoreFile/classInfo(named:)``).
+    private func noteClasses(_ comparison: SchemaComparison) {
+        for info in comparison.declared { file.noteClass(info) }
     }
 
     /// Records `version` in a new file.

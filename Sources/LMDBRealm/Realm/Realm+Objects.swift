@@ -263,7 +263,7 @@ extension Realm {
         // A class read a moment ago (a query through a link plans with its target's binding
         // every time) is found by name among the recent ones, before the process-wide registry.
         if let recent = recentBinding(named: className) { return recent }
-        if let info = ClassInfo.named(className), let binding = bindingForReading(info.type) { return binding }
+        if let info = file.classInfo(named: className), let binding = bindingForReading(info.type) { return binding }
         return dynamicBinding(named: className)
     }
 

@@ -68,6 +68,7 @@ extension Realm {
         do {
             let b = try TableBinding(table: table!, classInfo: info)
             bindings[ObjectIdentifier(info.type)] = b
+            file.noteClass(info)
             return b
         } catch {
             throw Realm.Error(

@@ -295,7 +295,11 @@ extension Results {
                 predicateFormat, arguments: args.map { Optional($0) }, schema: core.info.schema,
                 schemaNamed: { realm.dynamicBinding(named: $0)?.table.schema })
         } else {
-            node = try PredicateParser.parse(predicateFormat, arguments: args.map { Optional($0) }, schema: core.info.schema)
+            // Links lead to the model classes of this realm's file.
+            let file = core.realm.file
+            node = try PredicateParser.parse(
+                predicateFormat, arguments: args.map { Optional($0) }, schema: core.info.schema,
+                schemaNamed: { file.classInfo(named: $0)?.schema })
         }
         return Results(core: core.appending(.filter(node)))
     }

@@ -31,6 +31,9 @@ final class StoreFile: @unchecked Sendable {
     /// ``discoverSync(_:)``).
     private var syncAbsentAtCatalogVersion: UInt64?
     private var syncStore: SyncStore?
+    /// The model class this process reads and writes each of the file's classes with, by
+    /// stored name (see ``classInfo(named:)``).
+    private var classesByName: [String: ClassInfo] = [:]
 
     static let formatKey = Array("format".utf8)
     static let catalogVersionKey = Array("catalogVersion".utf8)
@@ -399,6 +402,23 @@ final class StoreFile: @unchecked Sendable {
 
     /// Every table this process knows of, in no particular order.
     var allTables: [Table] { lock.withLock { Array(tables.values) } }
+
+    /// Remembers `info` as the model class of its stored class name in this file, unless a
+    /// class is already: the classes a realm of the file was opened with, or bound to.
+    func noteClass(_ info: ClassInfo) {
+        guard !info.isDynamic else { return }
+        lock.withLock {
+            if classesByName[info.schema.className] == nil { classesByName[info.schema.className] = info }
+        }
+    }
+
+    /// The model class of the file's class `name` (a link's target, a mixed value's class): the
+    /// one a realm of this file was opened with or used for it, else the first class of that name
+    /// the process described. Two modules may each declare a class of one name; the process-wide
+    /// name alone could pick the other module's.
+    func classInfo(named name: String) -> ClassInfo? {
+        lock.withLock { classesByName[name] } ?? ClassInfo.named(name)
+    }
 
     /// The catalog version recorded in the file, as `txn` sees it. Every change to the catalog
     /// (a class added, an index built or dropped) increments it.

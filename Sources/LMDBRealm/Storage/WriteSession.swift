@@ -438,7 +438,7 @@ final class WriteSession {
     /// The stored link and list columns of `table` whose targets go with a deleted object, and
     /// the class each points to (declared `.cascade`, or of embedded objects).
     private func cascadeColumns(of table: Table) -> [(column: Int, target: String)] {
-        guard let info = ClassInfo.named(table.className), !info.cascading.isEmpty else { return [] }
+        guard let info = file.classInfo(named: table.className), !info.cascading.isEmpty else { return [] }
         return table.schema.properties.enumerated().compactMap { column, property in
             guard info.cascading.contains(property.name), property.type == .object, let target = property.objectClassName else {
                 return nil
@@ -456,7 +456,7 @@ final class WriteSession {
         for (target, key) in doomed { byClass[target, default: []].append(key) }
         for (className, keys) in byClass {
             guard let table = try findTable(named: className) else { continue }
-            let embedded = ClassInfo.named(className)?.isEmbedded ?? false
+            let embedded = file.classInfo(named: className)?.isEmbedded ?? false
             let sources = embedded ? [] : try linkColumns(to: className)
             var unique = Set<ObjectKey>()
             var gone: [ObjectKey] = []
@@ -474,7 +474,7 @@ final class WriteSession {
     /// embedded objects.
     func embeddedTargets(of table: Table, column: Int) throws -> Table? {
         let property = table.schema.properties[column]
-        guard property.type == .object, let name = property.objectClassName, ClassInfo.named(name)?.isEmbedded == true else {
+        guard property.type == .object, let name = property.objectClassName, file.classInfo(named: name)?.isEmbedded == true else {
             return nil
         }
         return try findTable(named: name)

@@ -42,6 +42,24 @@ final class TwinLong: Object {
     override class func className() -> String { "Twin" }
 }
 
+// A parent's embedded child, and a top-level class stored under the child's name in another
+// file, as two modules may each declare a "Part".
+final class TwinPartEmbedded: EmbeddedObject {
+    @Persisted var size = 0
+    override class func className() -> String { "TwinPart" }
+}
+
+final class TwinPartTopLevel: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var size = 0
+    override class func className() -> String { "TwinPart" }
+}
+
+final class TwinAssembly: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var part: TwinPartEmbedded?
+}
+
 @Suite struct SchemaMismatchTests {
     @Test func changedClassThrowsListingEveryDifference() throws {
         try withTemporaryDirectory { dir in
@@ -150,6 +168,37 @@ final class TwinLong: Object {
             }
             let realm = try Realm(configuration: makeConfiguration(dir))
             #expect(realm.objects(TwinShort.self).count == 1)
+        }
+    }
+
+    /// A link's target class is the one the realm's file was opened with, though another
+    /// class of its name was described first in the process: replacing an embedded object
+    /// deletes the one it replaces, and a query through the link reads the embedded class.
+    @Test func aLinksTargetIsTheClassOfTheRealmsFileNotAnotherOfItsName() throws {
+        try withTemporaryDirectory { dir in
+            do {
+                let other = try Realm(configuration: makeConfiguration(dir, "other.realm", types: [TwinPartTopLevel.self]))
+                try other.write { other.add(TwinPartTopLevel()) }
+            }
+            let realm = try Realm(configuration: makeConfiguration(dir, types: [TwinAssembly.self, TwinPartEmbedded.self]))
+            let assembly = TwinAssembly()
+            try realm.write {
+                assembly.part = TwinPartEmbedded()
+                assembly.part!.size = 1
+                realm.add(assembly)
+            }
+            try realm.write {
+                let part = TwinPartEmbedded()
+                part.size = 2
+                assembly.part = part
+            }
+            // Embedded objects are counted through the dynamic API (they cannot be queried alone).
+            #expect(realm.dynamicObjects("TwinPart").count == 1, "the replaced embedded object is deleted")
+            #expect(assembly.part?.size == 2)
+            #expect(try realm.objects(TwinAssembly.self).filter(checking: "part.size == 2").count == 1)
+            try realm.write { realm.delete(assembly) }
+            #expect(realm.dynamicObjects("TwinPart").isEmpty, "the embedded object goes with its parent")
+            #expect(try realm.verify().findings.isEmpty)
         }
     }
 
