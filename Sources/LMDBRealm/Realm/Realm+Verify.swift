@@ -115,6 +115,9 @@ public struct VerificationReport: Sendable, CustomStringConvertible {
         case damagedCatalog
         /// A database whose pages LMDB itself finds damaged: the rest of it is not checked.
         case damagedDatabase
+        /// An embedded object that no object owns (its parent was deleted or its link replaced
+        /// without it), or that more than one object does.
+        case unownedEmbeddedObject
     }
 
     /// Every inconsistency found, in the order of the walk (catalog, then each class's
@@ -147,6 +150,7 @@ extension VerificationReport.Finding {
             case .damagedList: .damagedList
             case .damagedCatalog: .damagedCatalog
             case .damagedDatabase: .damagedDatabase
+            case .unownedEmbeddedObject: .unownedEmbeddedObject
             }
     }
 }

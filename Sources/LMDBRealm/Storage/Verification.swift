@@ -5,6 +5,7 @@ internal import LMDBKit
 struct StoreFinding {
     enum Kind {
         case damagedRecord, missingIndexEntry, orphanIndexEntry, danglingLink, backlinkMismatch, damagedList, damagedCatalog, damagedDatabase
+        case unownedEmbeddedObject
     }
 
     let kind: Kind
@@ -29,7 +30,9 @@ struct StoreFinding {
 ///    a stored object whose values encode to the entry's key;
 /// 4. per list, set or map: each chunk is keyed by a stored owner, positions follow on, the
 ///    elements parse and are valid (sets unique, map keys unique), links name stored objects,
-///    and the references (target → owners) agree with the elements both ways.
+///    and the references (target → owners) agree with the elements both ways;
+/// 5. per embedded class: each object has exactly one owner, counted in the backlinks of every
+///    link and list that can hold it.
 ///
 /// Memory stays bounded by the largest list, not the file: index entries are looked up rather
 /// than collected. The references of a list column are counted: only when they hold other
@@ -96,7 +99,50 @@ final class StoreVerifier {
                 try checkList(list, column: column, of: table)
             }
         }
+        for table in tables where table.schema.isEmbedded {
+            try checkOwners(of: table)
+        }
         progress?(objectsChecked, total)
+    }
+
+    /// Reports each object of embedded class `table` that no object owns, or more than one
+    /// does: its owners are counted in the backlinks (a to-one link's index, a list's
+    /// references) of every column of the file that can hold it.
+    private func checkOwners(of table: Table) throws {
+        var sources: [(dbi: UInt32, column: Int, origin: Table, isList: Bool)] = []
+        for origin in tables {
+            for (column, property) in origin.schema.properties.enumerated()
+            where property.type == .object && property.objectClassName == table.className {
+                if let references = origin.list(at: column)?.references {
+                    sources.append((references.dbi, column, origin, true))
+                } else if let index = origin.indexes[column] {
+                    sources.append((index.dbi, column, origin, false))
+                }
+            }
+        }
+        try walking("The owners of '\(table.className)'", className: table.className) {
+            var probe: [UInt8] = []
+            try UnsafeCursor(transaction: view.transaction, dbi: table.database.dbi).forEach { key, _ in
+                var owners = 0
+                for source in sources {
+                    probe.removeAll(keepingCapacity: true)
+                    if source.isList {
+                        probe.append(contentsOf: key)
+                    } else {
+                        source.origin.appendIndexKey(key, column: source.column, to: &probe)
+                        // A key cut to the index's length may stand for other objects too.
+                        if probe.count >= Table.maximumIndexKeyLength { return true }
+                    }
+                    let cursor = try UnsafeCursor(transaction: view.transaction, dbi: source.dbi)
+                    if try probe.withUnsafeBytes({ try cursor.seek(exactly: $0) }) != nil { owners += try cursor.valueCount() }
+                }
+                if owners != 1 {
+                    let problem = owners == 0 ? "no object owns it" : "\(owners) objects own it, where one may"
+                    report(.unownedEmbeddedObject, table.className, printableKey(key, of: table), "An embedded object: \(problem)")
+                }
+                return true
+            }
+        }
     }
 
     // MARK: - Findings

@@ -412,6 +412,49 @@ final class VerifyNote: Object {
         }
     }
 
+    @Test func anEmbeddedObjectNoObjectOwnsIsUnowned() throws {
+        try withTemporaryDirectory { dir in
+            let config = try Self.makeFile(in: dir)
+            try Self.damage(config) { txn, open in
+                // A copy of the first medium under a key of its own: nothing links to it.
+                let media = try open("class_VerifyMedia")
+                var first: [UInt8]?
+                try txn.forEach(in: media) { _, value in
+                    first = Array(value)
+                    return false
+                }
+                var key: [UInt8] = []
+                KeyEncoding.appendBigEndian(1_000, to: &key)
+                try txn.put(first!, forKey: key, in: media)
+            }
+            let report = try Self.verify(config)
+            Self.expectOnly(.unownedEmbeddedObject, className: "VerifyMedia", objectKey: "00000000000003e8", saying: ["no object owns it"], in: report)
+        }
+    }
+
+    @Test func anEmbeddedObjectTwoObjectsOwnIsReported() throws {
+        try withTemporaryDirectory { dir in
+            let config = try Self.makeFile(in: dir)
+            try Self.damage(config) { txn, open in
+                // Article b named as a second owner of a's lead in the link's index (whose
+                // entries under a null key are the articles without a lead).
+                let backlinks = try open("index_VerifyArticle_lead")
+                var entry: [UInt8]?
+                try txn.forEach(in: backlinks) { key, _ in
+                    guard key.count > 1 else { return true }
+                    entry = Array(key)
+                    return false
+                }
+                try txn.put(Self.key("b"), forKey: entry!, in: backlinks)
+            }
+            let report = try Self.verify(config)
+            #expect(report.findings.contains { $0.kind == .backlinkMismatch }, "\(report)")
+            let unowned = report.findings.filter { $0.kind == .unownedEmbeddedObject }
+            #expect(unowned.count == 1 && unowned.first?.className == "VerifyMedia", "\(report)")
+            #expect(unowned.first?.message.contains("2 objects own it") == true, "\(report)")
+        }
+    }
+
     @Test func aDeletedTargetMakesAListElementDangle() throws {
         try withTemporaryDirectory { dir in
             let config = try Self.makeFile(in: dir)
