@@ -196,7 +196,7 @@ extension Realm {
     /// Tells the file which model classes this realm opened it with: the configuration's
     /// `objectTypes`, or the classes that stored the file's classes (see ``StoreFile/classInfo(named:)``).
     private func noteClasses(_ comparison: SchemaComparison) {
-        for info in comparison.declared { file.noteClass(info) }
+        for info in comparison.declared { file.noteClass(info, replacing: true) }
     }
 
     /// Records `version` in a new file.

@@ -403,12 +403,13 @@ final class StoreFile: @unchecked Sendable {
     /// Every table this process knows of, in no particular order.
     var allTables: [Table] { lock.withLock { Array(tables.values) } }
 
-    /// Remembers `info` as the model class of its stored class name in this file, unless a
-    /// class is already: the classes a realm of the file was opened with, or bound to.
-    func noteClass(_ info: ClassInfo) {
+    /// Remembers `info` as the model class of its stored class name in this file: the classes
+    /// a realm of the file was opened with (`replacing` the class noted before: the file's
+    /// schema was just checked against them), or bound to (kept only if none was noted).
+    func noteClass(_ info: ClassInfo, replacing: Bool = false) {
         guard !info.isDynamic else { return }
         lock.withLock {
-            if classesByName[info.schema.className] == nil { classesByName[info.schema.className] = info }
+            if replacing || classesByName[info.schema.className] == nil { classesByName[info.schema.className] = info }
         }
     }
 
