@@ -136,16 +136,19 @@ extension Query where T == Bool {
 extension QueryNode {
     /// The query with every test whose key path goes through a list or `LinkingObjects` of
     /// `schema`'s class made a collection test (`ANY`) or an aggregate. Key paths that name no
-    /// collection are left as they are.
-    func resolvingCollections(in schema: ObjectSchema) -> QueryNode {
+    /// collection are left as they are. Links lead to the classes `schemaNamed` gives for their
+    /// targets' names (the realm's file's).
+    func resolvingCollections(
+        in schema: ObjectSchema, schemaNamed: (String) -> ObjectSchema? = { ClassInfo.named($0)?.schema }
+    ) -> QueryNode {
         switch self {
-        case .and(let children): return .and(children.map { $0.resolvingCollections(in: schema) })
-        case .or(let children): return .or(children.map { $0.resolvingCollections(in: schema) })
-        case .not(let child): return .not(child.resolvingCollections(in: schema))
+        case .and(let children): return .and(children.map { $0.resolvingCollections(in: schema, schemaNamed: schemaNamed) })
+        case .or(let children): return .or(children.map { $0.resolvingCollections(in: schema, schemaNamed: schemaNamed) })
+        case .not(let child): return .not(child.resolvingCollections(in: schema, schemaNamed: schemaNamed))
         case .constant, .block, .collection, .elementOf: return self
         case .aggregate(let path, let function, let property, let filter?, let op, let value) where path.isEmpty:
             // `(condition).count`: the collection is the one the condition reaches into.
-            guard let collection = filter.propertyNames.lazy.compactMap({ splitAtCollection($0, in: schema)?.path }).first else {
+            guard let collection = filter.propertyNames.firstNonNil({ splitAtCollection($0, in: schema, schemaNamed)?.path }) else {
                 fatalError("a query's .count needs a condition on the elements of a List or LinkingObjects")
             }
             let element = filter.strippingPrefix(collection + ".", itself: collection)
@@ -153,7 +156,7 @@ extension QueryNode {
         case .aggregate:
             return self
         case .comparison, .between, .membership, .stringMatch:
-            guard let name = property, let (path, rest) = splitAtCollection(name, in: schema) else { return self }
+            guard let name = property, let (path, rest) = splitAtCollection(name, in: schema, schemaNamed) else { return self }
             if let first = rest.first, first.hasPrefix("@"), let function = AggregateFunction(rawValue: first) {
                 let property = rest.count > 1 ? rest.dropFirst().joined(separator: ".") : nil
                 switch self {
@@ -205,7 +208,9 @@ extension QueryNode {
 
 /// The part of key path `name` up to the first list or `LinkingObjects` property, and the
 /// components after it; `nil` if it goes through none.
-private func splitAtCollection(_ name: String, in schema: ObjectSchema) -> (path: String, rest: ArraySlice<String>)? {
+private func splitAtCollection(
+    _ name: String, in schema: ObjectSchema, _ schemaNamed: (String) -> ObjectSchema?
+) -> (path: String, rest: ArraySlice<String>)? {
     // Walked on the name's UTF-8 bytes, component by component, without splitting the whole
     // path: a query through a list is resolved each time it is applied.
     var name = name
@@ -242,10 +247,20 @@ private func splitAtCollection(_ name: String, in schema: ObjectSchema) -> (path
                 return (path, rest[...])
             }
             guard end < bytes.count, schema.properties[column].type == .object,
-                let target = schema.properties[column].objectClassName.flatMap(ClassInfo.named)?.schema
+                let target = schema.properties[column].objectClassName.flatMap(schemaNamed)
             else { return nil }
             schema = target
             start = end + 1
         }
+    }
+}
+
+extension Sequence {
+    /// The first non-nil result of `transform` on the elements, in order.
+    fileprivate func firstNonNil<R>(_ transform: (Element) -> R?) -> R? {
+        for element in self {
+            if let result = transform(element) { return result }
+        }
+        return nil
     }
 }

@@ -14,7 +14,8 @@ extension Results {
         // A class with no link, list or backlinks reaches no collection: nothing to rewrite.
         let info = core.info
         if !(info.links.isEmpty && info.lists.isEmpty && info.backlinks.isEmpty), node.mayReachCollections(info) {
-            node = node.resolvingCollections(in: info.schema)
+            let file = core.realm.file
+            node = node.resolvingCollections(in: info.schema) { file.classInfo(named: $0)?.schema }
         }
         return Results(core: core.appending(.filter(node)))
     }

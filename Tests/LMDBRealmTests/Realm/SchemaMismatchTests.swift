@@ -46,7 +46,12 @@ final class TwinLong: Object {
 // file, as two modules may each declare a "Part".
 final class TwinPartEmbedded: EmbeddedObject {
     @Persisted var size = 0
+    @Persisted var gears: List<TwinGear>
     override class func className() -> String { "TwinPart" }
+}
+
+final class TwinGear: Object {
+    @Persisted var teeth = 0
 }
 
 final class TwinPartTopLevel: Object {
@@ -180,7 +185,7 @@ final class TwinAssembly: Object {
                 let other = try Realm(configuration: makeConfiguration(dir, "other.realm", types: [TwinPartTopLevel.self]))
                 try other.write { other.add(TwinPartTopLevel()) }
             }
-            let realm = try Realm(configuration: makeConfiguration(dir, types: [TwinAssembly.self, TwinPartEmbedded.self]))
+            let realm = try Realm(configuration: makeConfiguration(dir, types: [TwinAssembly.self, TwinPartEmbedded.self, TwinGear.self]))
             let assembly = TwinAssembly()
             try realm.write {
                 assembly.part = TwinPartEmbedded()
@@ -196,6 +201,13 @@ final class TwinAssembly: Object {
             #expect(realm.dynamicObjects("TwinPart").count == 1, "the replaced embedded object is deleted")
             #expect(assembly.part?.size == 2)
             #expect(try realm.objects(TwinAssembly.self).filter(checking: "part.size == 2").count == 1)
+            // A key path through the link into the embedded class's list (the other class of
+            // its name has no such list).
+            try realm.write {
+                assembly.part!.gears.append(objectsIn: [TwinGear(value: ["teeth": 10]), TwinGear(value: ["teeth": 20])])
+            }
+            #expect(realm.objects(TwinAssembly.self).where { $0.part.gears.teeth > 15 }.count == 1)
+            #expect(realm.objects(TwinAssembly.self).where { $0.part.gears.teeth > 25 }.isEmpty)
             try realm.write { realm.delete(assembly) }
             #expect(realm.dynamicObjects("TwinPart").isEmpty, "the embedded object goes with its parent")
             #expect(try realm.verify().findings.isEmpty)
