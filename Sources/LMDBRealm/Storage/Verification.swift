@@ -121,10 +121,11 @@ final class StoreVerifier {
             }
         }
         try walking("The owners of '\(table.className)'", className: table.className) {
+            let cursors = try sources.map { try OwnedCursor(view, dbi: $0.dbi) }
             var probe: [UInt8] = []
             try UnsafeCursor(transaction: view.transaction, dbi: table.database.dbi).forEach { key, _ in
                 var owners = 0
-                for source in sources {
+                for (source, owned) in zip(sources, cursors) {
                     probe.removeAll(keepingCapacity: true)
                     if source.isList {
                         probe.append(contentsOf: key)
@@ -133,8 +134,7 @@ final class StoreVerifier {
                         // A key cut to the index's length may stand for other objects too.
                         if probe.count >= Table.maximumIndexKeyLength { return true }
                     }
-                    let cursor = try UnsafeCursor(transaction: view.transaction, dbi: source.dbi)
-                    if try probe.withUnsafeBytes({ try cursor.seek(exactly: $0) }) != nil { owners += try cursor.valueCount() }
+                    if try probe.withUnsafeBytes({ try owned.cursor.seek(exactly: $0) }) != nil { owners += try owned.cursor.valueCount() }
                 }
                 if owners != 1 {
                     let problem = owners == 0 ? "no object owns it" : "\(owners) objects own it, where one may"
@@ -143,6 +143,12 @@ final class StoreVerifier {
                 return true
             }
         }
+    }
+
+    /// A cursor an array can hold (a cursor itself cannot be copied).
+    private final class OwnedCursor {
+        let cursor: UnsafeCursor
+        init(_ view: StoreView, dbi: UInt32) throws { cursor = try UnsafeCursor(transaction: view.transaction, dbi: dbi) }
     }
 
     // MARK: - Findings
