@@ -328,7 +328,7 @@ import Testing
             let kept = realm.writeBuffers.indexEntries.reservedBytes
             #expect(kept > 0, "a small write keeps its entries' room")
             try realm.write { realm.add(Article(id: "small2", section: "s1")) }
-            #expect(realm.writeBuffers.indexEntries.reservedBytes == kept)
+            #expect(realm.writeBuffers.indexEntries.reservedBytes >= kept, "nor the next (its keys may need a little more)")
 
             // Cancelled, too.
             realm.beginWrite()
