@@ -7,7 +7,8 @@ internal import LMDBKit
 /// There is one `StoreFile` per file per process (as there is one `Environment`), found through
 /// a registry keyed by the file's real path and released when the last handle goes.
 final class StoreFile: @unchecked Sendable {
-    // @unchecked Sendable: `tables` is only touched under `lock`; everything else is a `let`.
+    // @unchecked Sendable: `tables`, `classesByName` and the catalog and sync state below are
+    // only touched under `lock`; the rest is a `let` or set once while the file is loaded.
 
     let environment: Environment
     let url: URL
