@@ -109,31 +109,25 @@ final class StoreVerifier {
     /// does: its owners are counted in the backlinks (a to-one link's index, a list's
     /// references) of every column of the file that can hold it.
     private func checkOwners(of table: Table) throws {
-        var sources: [(dbi: UInt32, column: Int, origin: Table, isList: Bool)] = []
+        var sources: [(origin: Table, column: Int)] = []
         for origin in tables {
             for (column, property) in origin.schema.properties.enumerated()
             where property.type == .object && property.objectClassName == table.className {
-                if let references = origin.list(at: column)?.references {
-                    sources.append((references.dbi, column, origin, true))
-                } else if let index = origin.indexes[column] {
-                    sources.append((index.dbi, column, origin, false))
-                }
+                sources.append((origin, column))
             }
         }
         try walking("The owners of '\(table.className)'", className: table.className) {
-            let cursors = try sources.map { try OwnedCursor(view, dbi: $0.dbi) }
-            var probe: [UInt8] = []
+            // One cursor on each backlinks database, for the whole class.
+            var cursors: [UInt32: OwnedCursor] = [:]
             try UnsafeCursor(transaction: view.transaction, dbi: table.database.dbi).forEach { key, _ in
                 var owners = 0
-                for (source, owned) in zip(sources, cursors) {
-                    probe.removeAll(keepingCapacity: true)
-                    if source.isList {
-                        probe.append(contentsOf: key)
-                    } else {
-                        source.origin.appendIndexKey(key, column: source.column, to: &probe)
-                        // A key cut to the index's length may stand for other objects too.
-                        if probe.count >= Table.maximumIndexKeyLength { return true }
-                    }
+                for (origin, column) in sources {
+                    let (database, probe, cut) = view.backlinkProbe(origin, column, key)
+                    guard let dbi = database else { continue }
+                    // A key cut to the index's length may stand for other objects too.
+                    if cut { return true }
+                    let owned = try cursors[dbi] ?? OwnedCursor(view, dbi: dbi)
+                    cursors[dbi] = owned
                     if try probe.withUnsafeBytes({ try owned.cursor.seek(exactly: $0) }) != nil { owners += try owned.cursor.valueCount() }
                 }
                 if owners != 1 {
