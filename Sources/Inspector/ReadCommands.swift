@@ -35,6 +35,9 @@ struct Info: ParsableCommand {
             for group in schema.compoundIndexes {
                 out.line("  compound index (\(group.joined(separator: ", ")))")
             }
+            for group in schema.coveringIndexes {
+                out.line("  covering index (\(group.joined(separator: ", ")))")
+            }
         }
         out.flush()
     }
@@ -95,9 +98,9 @@ struct SchemaCommand: ParsableCommand {
             for property in object.properties {
                 text += "    \(attribute(property)) var \(property.name): \(swiftType(property))\n"
             }
-            if !object.compoundIndexes.isEmpty {
-                let groups = object.compoundIndexes.map { "[" + $0.map { "\"\($0)\"" }.joined(separator: ", ") + "]" }
-                text += "\n    override class func compoundIndexes() -> [[String]] {\n        [\(groups.joined(separator: ", "))]\n    }\n"
+            for (name, groups) in [("compoundIndexes", object.compoundIndexes), ("coveringIndexes", object.coveringIndexes)] where !groups.isEmpty {
+                let listed = groups.map { "[" + $0.map { "\"\($0)\"" }.joined(separator: ", ") + "]" }
+                text += "\n    override class func \(name)() -> [[String]] {\n        [\(listed.joined(separator: ", "))]\n    }\n"
             }
             text += "}\n"
         }

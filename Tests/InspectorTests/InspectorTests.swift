@@ -33,6 +33,7 @@ final class InspBook: Object {
     @Persisted var extra: AnyRealmValue
 
     override class func compoundIndexes() -> [[String]] { [["title", "inPrint"]] }
+    override class func coveringIndexes() -> [[String]] { [["inPrint", "published"]] }
 }
 
 private let types: [Object.Type] = [InspPerson.self, InspBook.self, InspCover.self]
@@ -92,7 +93,7 @@ private let types: [Object.Type] = [InspPerson.self, InspBook.self, InspCover.se
             #expect(info.out.contains("id         int  primary key") || info.out.contains("id  ") && info.out.contains("int  primary key"))
             #expect(info.out.contains("→ InspPerson") && info.out.contains("List<string>") && info.out.contains("MutableSet<int>"))
             #expect(info.out.contains("Map<String, int>") && info.out.contains("← InspBook.author (backlinks)"))
-            #expect(info.out.contains("compound index (title, inPrint)"))
+            #expect(info.out.contains("compound index (title, inPrint)") && info.out.contains("covering index (inPrint, published)"))
 
             let swift = try inspect("schema", "--format", "swift", url.path)
             #expect(swift.status == 0)
@@ -104,6 +105,7 @@ private let types: [Object.Type] = [InspPerson.self, InspBook.self, InspCover.se
             #expect(swift.out.contains("@Persisted(originProperty: \"author\") var books: LinkingObjects<InspBook>"))
             #expect(swift.out.contains("@Persisted var price: Decimal128") && swift.out.contains("@Persisted var extra: AnyRealmValue"))
             #expect(swift.out.contains("[[\"title\", \"inPrint\"]]"))
+            #expect(swift.out.contains("override class func coveringIndexes() -> [[String]] {\n        [[\"inPrint\", \"published\"]]"))
 
             let json = try inspect("schema", "--format", "json", url.path)
             let decoded = try JSONDecoder().decode([ObjectSchema].self, from: Data(json.out.utf8))

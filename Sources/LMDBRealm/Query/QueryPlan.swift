@@ -64,7 +64,7 @@ struct QueryPlan: CustomStringConvertible {
         case .compound(let i, _, let ascending):
             let columns = table.compoundIndexes[i].columns
             what =
-                "compound index (\(columns.map(prop).joined(separator: ", "))) equality on \(columns.dropLast().map(prop).joined(separator: ", ")), "
+                "\(table.compoundIndexes[i].covering ? "covering" : "compound") index (\(columns.map(prop).joined(separator: ", "))) equality on \(columns.dropLast().map(prop).joined(separator: ", ")), "
                 + "in order of \(prop(columns.last!)) \(ascending ? "ascending" : "descending")"
         case .backlinks(let c, .keys(let keys)):
             what = "link lookup on \(prop(c)) (\(keys.count) object\(keys.count == 1 ? "" : "s"))"

@@ -121,21 +121,27 @@ final class ClassInfo: @unchecked Sendable {
         let keys = properties.indices.filter { properties[$0].isPrimary }
         require(keys.count <= 1, "\(className) declares more than one primary key: \(keys.map { properties[$0].name })")
         let groups = type.compoundIndexes()
-        for group in groups {
+        let covering = type.coveringIndexes()
+        for (group, kind) in groups.map({ ($0, "compound index") }) + covering.map({ ($0, "covering index") }) {
             require(group.count >= 2 && Set(group).count == group.count,
-                "The compound index \(group) of \(className) must name two or more distinct properties")
+                "The \(kind) \(group) of \(className) must name two or more distinct properties")
             for name in group {
                 guard let property = properties.first(where: { $0.name == name }) else {
-                    fatalError("The compound index \(group) of \(className) names '\(name)', which is not a persisted property of it")
+                    fatalError("The \(kind) \(group) of \(className) names '\(name)', which is not a persisted property of it")
                 }
                 require(!property.isArray && [.bool, .int, .string, .date, .objectId, .uuid].contains(property.type),
-                    "The compound index \(group) of \(className) names '\(name)', a \(property.typeName): "
-                        + "compound indexes hold bool, int, string, date, ObjectId and UUID properties")
+                    "The \(kind) \(group) of \(className) names '\(name)', a \(property.typeName): "
+                        + "\(kind)es hold bool, int, string, date, ObjectId and UUID properties")
             }
         }
         require(Set(groups).count == groups.count, "\(className) declares one compound index twice")
+        require(Set(covering).count == covering.count, "\(className) declares one covering index twice")
+        for group in covering where groups.contains(group) {
+            fatalError("\(className) declares \(group) as both a compound and a covering index: the covering index answers every query the compound one would")
+        }
         self.schema = ObjectSchema(
-            className: className, properties: properties, compoundIndexes: groups, isEmbedded: type is EmbeddedObject.Type)
+            className: className, properties: properties, compoundIndexes: groups, coveringIndexes: covering,
+            isEmbedded: type is EmbeddedObject.Type)
         self.fields = columns.map(\.field)
         self.columnOffsets = columns.map { $0.field.offset - $0.field.accessor.valueOffset + $0.field.accessor.columnOffset }
         self.primaryKeyColumn = keys.first

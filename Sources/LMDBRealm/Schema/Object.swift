@@ -85,6 +85,32 @@ open class Object {
     /// realm opens. `explain()` shows when a query uses one. RealmSwift has no such indexes.
     open class func compoundIndexes() -> [[String]] { [] }
 
+    /// Groups of properties to index together, as ``compoundIndexes()`` does, in an index that
+    /// also holds a copy of each object's record; none by default.
+    ///
+    /// A query the index answers reads its objects from the index itself, one page after
+    /// another, instead of looking each one up among the class's objects: "the newest 50 notes
+    /// of a folder" reads two or three pages rather than 50 places of the file. The price is
+    /// paid on writes and in space: every change to an object, of any property, writes its copy
+    /// too, and the class takes about twice the room. Choose it for the few queries a service
+    /// runs most, on classes whose objects are small: an object whose record (with its key)
+    /// does not fit in 509 bytes keeps only its key there and is looked up as in a compound
+    /// index.
+    ///
+    /// ```swift
+    /// class Note: Object {
+    ///     @Persisted var folder: String
+    ///     @Persisted var created: Date
+    ///     @Persisted var title: String
+    ///     override class func coveringIndexes() -> [[String]] { [["folder", "created"]] }
+    /// }
+    /// ```
+    ///
+    /// A group names two or more distinct properties of the kinds ``compoundIndexes()``
+    /// allows, and not a group it also names. Adding or removing one needs no migration, as for
+    /// compound indexes; `explain()` shows when a query uses one.
+    open class func coveringIndexes() -> [[String]] { [] }
+
     /// The persisted properties of this object's class.
     public var objectSchema: ObjectSchema {
         _classInfo.schema

@@ -122,21 +122,30 @@ public struct ObjectSchema: Sendable, Codable, Hashable, CustomStringConvertible
     /// ``Object/compoundIndexes()``).
     public var compoundIndexes: [[String]] { _compoundIndexes ?? [] }
     private let _compoundIndexes: [[String]]?
+    /// The groups of properties whose index also holds a copy of each object's record (see
+    /// ``Object/coveringIndexes()``).
+    public var coveringIndexes: [[String]] { _coveringIndexes ?? [] }
+    private let _coveringIndexes: [[String]]?
     /// Whether the class is an ``EmbeddedObject``: its objects live inside one parent each.
     /// (Files written before this was recorded say `false` for every class.)
     public var isEmbedded: Bool { _isEmbedded ?? false }
     private let _isEmbedded: Bool?
 
-    init(className: String, properties: [Property], compoundIndexes: [[String]] = [], isEmbedded: Bool = false) {
+    init(
+        className: String, properties: [Property], compoundIndexes: [[String]] = [], coveringIndexes: [[String]] = [],
+        isEmbedded: Bool = false
+    ) {
         self.className = className
         self.properties = properties
         self._compoundIndexes = compoundIndexes.isEmpty ? nil : compoundIndexes
+        self._coveringIndexes = coveringIndexes.isEmpty ? nil : coveringIndexes
         self._isEmbedded = isEmbedded ? true : nil
     }
 
     private enum CodingKeys: String, CodingKey {
         case className, properties
         case _compoundIndexes = "compoundIndexes"
+        case _coveringIndexes = "coveringIndexes"
         case _isEmbedded = "isEmbedded"
     }
 
@@ -144,9 +153,11 @@ public struct ObjectSchema: Sendable, Codable, Hashable, CustomStringConvertible
     public var primaryKeyProperty: Property? { properties.first { $0.isPrimary } }
 
     /// The names of the properties with an index database (declared indexes and links), and
-    /// each compound index as its property names joined with "+".
+    /// each compound index as its property names joined with "+" (a covering one after
+    /// "covering:").
     var indexedNames: Set<String> {
         Set(properties.filter(\.hasIndex).map(\.name)).union(compoundIndexes.map { $0.joined(separator: "+") })
+            .union(coveringIndexes.map { "covering:" + $0.joined(separator: "+") })
     }
 
     /// The property called `name`, if there is one.

@@ -45,6 +45,9 @@ extension Table {
 /// index keys, every one but the last in a form no other key is a prefix of (see
 /// ``KeyEncoding/appendPrefixFree(_:type:to:)``), so that the objects with given values of the
 /// leading columns lie together, in the order of the last column.
+///
+/// A covering index (see ``Object/coveringIndexes()``) has the same keys; each value is a
+/// ``CoveringValue``: the object's key and a copy of its record.
 struct CompoundIndex {
     /// The stored columns, in the order their keys are joined.
     let columns: [Int]
@@ -52,24 +55,68 @@ struct CompoundIndex {
     /// The columns' property names and kinds, for the planner (read per query).
     let names: [String]
     let types: [PropertyType]
+    /// Whether each entry holds its object's record too.
+    let covering: Bool
+}
+
+/// The value of a covering index's entry: the object's key, a copy of its record when both fit
+/// in an LMDB value, and two bytes (little-endian): the key's length, with ``noRecord`` set
+/// when the record was not copied.
+///
+/// The object key comes first, so the objects under one index key are in key order, as in any
+/// other index.
+enum CoveringValue {
+    static let noRecord: UInt16 = 0x8000
+
+    /// Appends the value for the object `key` whose record is `record` to `out`; the record is
+    /// left out if the value would pass `maximum` bytes.
+    static func append(key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer, maximum: Int, to out: inout [UInt8]) {
+        out.append(contentsOf: key)
+        var trailer = UInt16(truncatingIfNeeded: key.count)
+        if key.count + record.count + 2 <= maximum {
+            out.append(contentsOf: record)
+        } else {
+            trailer |= noRecord
+        }
+        out.append(UInt8(truncatingIfNeeded: trailer))
+        out.append(UInt8(truncatingIfNeeded: trailer >> 8))
+    }
+
+    /// The object key and record copy (`nil`: not copied) of a value; `nil` if the value is
+    /// not one.
+    @inline(__always)
+    static func split(_ value: UnsafeRawBufferPointer) -> (key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer?)? {
+        let count = value.count
+        guard count >= 3 else { return nil }
+        let trailer = UInt16(value[count - 2]) | UInt16(value[count - 1]) << 8
+        let keyCount = Int(trailer & ~noRecord)
+        guard keyCount > 0, keyCount <= count - 2 else { return nil }
+        let key = UnsafeRawBufferPointer(rebasing: value[0..<keyCount])
+        if trailer & noRecord != 0 { return keyCount == count - 2 ? (key, nil) : nil }
+        guard keyCount < count - 2 else { return nil }
+        return (key, UnsafeRawBufferPointer(rebasing: value[keyCount..<(count - 2)]))
+    }
 }
 
 extension Table {
     /// The LMDB database name of the index of the properties `names` of `className`.
-    static func compoundIndexDatabaseName(className: String, properties names: [String]) -> String {
-        "cindex_" + className + "_" + names.joined(separator: "+")
+    static func compoundIndexDatabaseName(className: String, properties names: [String], covering: Bool = false) -> String {
+        (covering ? "covering_" : "cindex_") + className + "_" + names.joined(separator: "+")
     }
 
-    /// Opens (or, with `create`, creates) the databases of the compound indexes `schema`
-    /// declares; one whose database is missing (`open` gives nil) is left out.
+    /// Opens (or, with `create`, creates) the databases of the compound and covering indexes
+    /// `schema` declares, the covering ones first (the planner takes the first that answers a
+    /// query); one whose database is missing (`open` gives nil) is left out.
     static func openCompoundIndexes(of schema: ObjectSchema, _ open: (String, Bool) throws -> Database?) throws -> [CompoundIndex] {
         var indexes: [CompoundIndex] = []
-        for names in schema.compoundIndexes {
+        for (names, covering) in schema.coveringIndexes.map({ ($0, true) }) + schema.compoundIndexes.map({ ($0, false) }) {
             let columns = names.compactMap { name in schema.properties.firstIndex { $0.name == name } }
             guard columns.count == names.count,
-                let db = try open(compoundIndexDatabaseName(className: schema.className, properties: names), true)
+                let db = try open(compoundIndexDatabaseName(className: schema.className, properties: names, covering: covering), true)
             else { continue }
-            indexes.append(CompoundIndex(columns: columns, database: db, names: names, types: columns.map { schema.properties[$0].type }))
+            indexes.append(
+                CompoundIndex(
+                    columns: columns, database: db, names: names, types: columns.map { schema.properties[$0].type }, covering: covering))
         }
         return indexes
     }
@@ -101,7 +148,9 @@ extension StoreView {
         let txn = transaction
         do {
             for table in tables {
-                func check(_ name: String, _ index: Database, _ appendKey: (UnsafeRawBufferPointer, inout [UInt8]) -> Void) throws {
+                func check(
+                    _ name: String, _ index: Database, covering: Bool = false, _ appendKey: (UnsafeRawBufferPointer, inout [UInt8]) -> Void
+                ) throws {
                     var expected = Set<[UInt8]>()
                     let records = try UnsafeCursor(transaction: txn, dbi: table.database.dbi)
                     try records.forEach { key, record in
@@ -109,7 +158,11 @@ extension StoreView {
                         var entry: [UInt8] = []
                         appendKey(record, &entry)
                         withUnsafeBytes(of: UInt32(entry.count)) { entry.insert(contentsOf: $0, at: 0) }
-                        entry.append(contentsOf: key)
+                        if covering {
+                            CoveringValue.append(key: key, record: record, maximum: file.environment.maxKeySize, to: &entry)
+                        } else {
+                            entry.append(contentsOf: key)
+                        }
                         expected.insert(entry)
                         return true
                     }
@@ -135,7 +188,7 @@ extension StoreView {
                 }
                 for index in table.compoundIndexes {
                     let names = index.columns.map { table.schema.properties[$0].name }
-                    try check("\(table.className).(\(names.joined(separator: ", ")))", index.database) { record, out in
+                    try check("\(table.className).(\(names.joined(separator: ", ")))", index.database, covering: index.covering) { record, out in
                         table.appendCompoundKey(index, record: record, in: file, to: &out)
                     }
                 }
@@ -291,18 +344,26 @@ struct PendingIndexEntries {
     /// Appends an entry whose key `writeKey` appends to the end of the buffer; it must not
     /// change the bytes already there.
     mutating func append(dbi: UInt32, value: UnsafeRawBufferPointer, writeKey: (inout [UInt8]) -> Void) {
+        append(dbi: dbi, writeKey: writeKey) { $0.append(contentsOf: value) }
+    }
+
+    /// Appends an entry whose key `writeKey` and then value `writeValue` append to the end of
+    /// the buffer; neither may change the bytes already there.
+    mutating func append(dbi: UInt32, writeKey: (inout [UInt8]) -> Void, writeValue: (inout [UInt8]) -> Void) {
         let start = bytes.count
         writeKey(&bytes)
         let k = start..<bytes.count
-        bytes.append(contentsOf: value)
-        let kp = bytes.withUnsafeBytes { Self.prefix(UnsafeRawBufferPointer(rebasing: $0[k])) }
-        let vp = Self.prefix(value)
+        writeValue(&bytes)
+        let v = k.upperBound..<bytes.count
+        let (kp, vp) = bytes.withUnsafeBytes {
+            (Self.prefix(UnsafeRawBufferPointer(rebasing: $0[k])), Self.prefix(UnsafeRawBufferPointer(rebasing: $0[v])))
+        }
         // A key or value is at most LMDB's key size (511 bytes), and the write flushes once the
         // buffer holds `flushBytes`: positions fit in 32 bits.
         appendEntry(Entry(
             k0: kp.0, k1: kp.1, v0: vp.0, v1: vp.1, dbi: dbi,
             start: UInt32(truncatingIfNeeded: start), key_count: UInt32(truncatingIfNeeded: k.count),
-            value_count: UInt32(truncatingIfNeeded: value.count)))
+            value_count: UInt32(truncatingIfNeeded: v.count)))
     }
 
     mutating func removeAll() {

@@ -34,7 +34,8 @@ final class QueryExecutor {
     ///
     /// With `records` false, a walk that finds its objects in an index and has no filter to
     /// test hands over their keys alone, each with an empty record (a `nil` base address),
-    /// instead of looking every record up: for a caller that may never read them.
+    /// instead of looking every record up: for a caller that may never read them. (A covering
+    /// index's copies, free to hand over, come all the same.)
     func forEach(_ plan: QueryPlan, records: Bool = true, _ body: Visit) {
         let keysOnly = !records && plan.filter == nil
         do {
@@ -186,7 +187,7 @@ final class QueryExecutor {
             let index = table.compoundIndexes[i]
             try walkIndexInOrder(
                 index.database, column: index.columns.last!, prefix: prefix, ascending: ascending, keysOnly: keysOnly,
-                checked: checkedEntries(.compound(index)), visit)
+                checked: checkedEntries(.compound(index)), covering: index.covering, visit)
 
         case .backlinks(let column, let targets):
             let keys: [[UInt8]]
@@ -272,14 +273,30 @@ final class QueryExecutor {
     /// record first (and the record handed over).
     @inline(__always)
     private func visitObject(
-        _ key: UnsafeRawBufferPointer, _ keysOnly: Bool, _ visit: Visit, entry: UnsafeRawBufferPointer? = nil, _ checked: IndexedColumns? = nil
+        _ key: UnsafeRawBufferPointer, _ keysOnly: Bool, _ visit: Visit, entry: UnsafeRawBufferPointer? = nil, _ checked: IndexedColumns? = nil,
+        copy: UnsafeRawBufferPointer? = nil
     ) throws -> Bool {
         if let checked, let entry {
-            let record = try record(of: key)
+            let record = try copy ?? record(of: key)
             try check(entry, against: record, checked)
             return visit(key, record)
         }
+        // A copy costs nothing to hand over, even to a caller that may not read it.
+        if let copy { return visit(key, copy) }
         return keysOnly ? visit(key, UnsafeRawBufferPointer(start: nil, count: 0)) : visit(key, try record(of: key))
+    }
+
+    /// The object key an index entry's value names and, in a covering index, the copy of its
+    /// record the value holds (`nil`: none, look it up).
+    @inline(__always)
+    private func object(
+        in value: UnsafeRawBufferPointer, covering: Bool
+    ) throws -> (key: UnsafeRawBufferPointer, copy: UnsafeRawBufferPointer?) {
+        guard covering else { return (value, nil) }
+        guard let (key, copy) = CoveringValue.split(value) else {
+            throw DamagedValue(description: "an entry of a covering index of '\(table.className)' is damaged: its value is not an object key and record")
+        }
+        return (key, copy)
     }
 
     /// What an index's keys are made of.
@@ -326,9 +343,12 @@ final class QueryExecutor {
     ///
     /// With a `prefix`, only the keys that start with it are walked (a compound index's entries
     /// for given values of its leading columns, ordered by `column`, its last).
+    ///
+    /// In a `covering` index, each entry's value holds its object's key and a copy of its
+    /// record, visited without a lookup (see ``CoveringValue``).
     private func walkIndexInOrder(
         _ index: Database, column: Int, prefix: [UInt8]? = nil, ascending: Bool, keysOnly: Bool, checked: IndexedColumns?,
-        _ visit: Visit
+        covering: Bool = false, _ visit: Visit
     ) throws {
         let cursor = try UnsafeCursor(transaction: txn, dbi: index.dbi)
         // The objects of one index key, reused from key to key.
@@ -356,7 +376,8 @@ final class QueryExecutor {
         while let e = entry {
             var next = inRange(try ascending ? cursor.next() : cursor.previous())
             guard let n = next, Self.sameKey(n.key, e.key) else {
-                guard try visitObject(e.value, keysOnly, visit, entry: e.key, checked) else { return }
+                let (key, copy) = try object(in: e.value, covering: covering)
+                guard try visitObject(key, keysOnly, visit, entry: e.key, checked, copy: copy) else { return }
                 entry = next
                 continue
             }
@@ -364,9 +385,10 @@ final class QueryExecutor {
             // records, whatever `keysOnly` says.
             let cut = e.key.count == Table.maximumIndexKeyLength
             let withRecords = cut || !keysOnly || checked != nil
-            func member(_ object: UnsafeRawBufferPointer) throws -> (key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer) {
-                guard withRecords else { return (object, UnsafeRawBufferPointer(start: nil, count: 0)) }
-                let record = try record(of: object)
+            func member(_ value: UnsafeRawBufferPointer) throws -> (key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer) {
+                let (object, copy) = try object(in: value, covering: covering)
+                guard withRecords else { return (object, copy ?? UnsafeRawBufferPointer(start: nil, count: 0)) }
+                let record = try copy ?? record(of: object)
                 if let checked { try check(e.key, against: record, checked) }
                 return (object, record)
             }

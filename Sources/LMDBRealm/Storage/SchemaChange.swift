@@ -106,7 +106,7 @@ extension WriteSession {
         }
         for index in table.compoundIndexes {
             try view.transaction.empty(index.database.dbi)
-            try buildIndex(index.database, of: table) { record, out in table.appendCompoundKey(index, record: record, in: file, to: &out) }
+            try buildIndex(index, of: table)
         }
     }
 

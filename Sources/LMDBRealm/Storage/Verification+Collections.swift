@@ -12,6 +12,9 @@ extension StoreVerifier {
         let holdsBacklinks: Bool
         /// Appends the key of a sound record in the index.
         let appendKey: (UnsafeRawBufferPointer, inout [UInt8]) -> Void
+        /// A covering index's largest value (its entries hold ``CoveringValue``s); `nil` for
+        /// the others, whose values are object keys.
+        var coveringMaximum: Int? = nil
     }
 
     /// The indexes of `table`: declared, compound, and those of its to-one links.
@@ -28,10 +31,10 @@ extension StoreVerifier {
         }
         for index in table.compoundIndexes {
             checks.append(
-                IndexCheck(name: "\(table.className).(\(index.names.joined(separator: ", ")))", dbi: index.database.dbi, holdsBacklinks: false) {
-                    [file] record, out in
-                    table.appendCompoundKey(index, record: record, in: file, to: &out)
-                })
+                IndexCheck(
+                    name: "\(table.className).(\(index.names.joined(separator: ", ")))", dbi: index.database.dbi, holdsBacklinks: false,
+                    appendKey: { [file] record, out in table.appendCompoundKey(index, record: record, in: file, to: &out) },
+                    coveringMaximum: index.covering ? file.environment.maxKeySize : nil))
         }
         return checks
     }
@@ -45,6 +48,7 @@ extension StoreVerifier {
         let orphanKind: Kind = index.holdsBacklinks ? .backlinkMismatch : .orphanIndexEntry
         let what = index.holdsBacklinks ? "The backlink index of '\(index.name)'" : "The index '\(index.name)'"
         var key: [UInt8] = []
+        var value: [UInt8] = []
         try walking(what, className: table.className) {
             let txn = view.transaction
             let entries = try UnsafeCursor(transaction: txn, dbi: index.dbi)
@@ -52,12 +56,38 @@ extension StoreVerifier {
                 if !damaged.isEmpty && damaged.contains(Array(objectKey)) { return true }
                 key.removeAll(keepingCapacity: true)
                 index.appendKey(record, &key)
-                if try key.withUnsafeBytes({ try entries.seek(exactly: $0, value: objectKey) }) == nil {
+                let found: Bool
+                if let maximum = index.coveringMaximum {
+                    value.removeAll(keepingCapacity: true)
+                    CoveringValue.append(key: objectKey, record: record, maximum: maximum, to: &value)
+                    // An entry with a copy that differs is reported below, as an entry.
+                    found = try key.withUnsafeBytes { k in
+                        if try value.withUnsafeBytes({ try entries.seek(exactly: k, value: $0) }) != nil { return true }
+                        var entry = try entries.seek(exactly: k)
+                        while let e = entry {
+                            if let split = CoveringValue.split(e.value), ByteOrder.compare(split.key, objectKey) == 0 { return true }
+                            entry = try entries.nextValue()
+                        }
+                        return false
+                    }
+                } else {
+                    found = try key.withUnsafeBytes({ try entries.seek(exactly: $0, value: objectKey) }) != nil
+                }
+                if !found {
                     report(missingKind, table.className, printableKey(objectKey, of: table), "\(what) has no entry for this object")
                 }
                 return true
             }
-            try UnsafeCursor(transaction: txn, dbi: index.dbi).forEach { entryKey, objectKey in
+            try UnsafeCursor(transaction: txn, dbi: index.dbi).forEach { entryKey, entryValue in
+                var objectKey = entryValue
+                var copy: UnsafeRawBufferPointer?
+                if index.coveringMaximum != nil {
+                    guard let split = CoveringValue.split(entryValue) else {
+                        report(orphanKind, table.className, nil, "\(what) has an entry whose value is not an object key and record")
+                        return true
+                    }
+                    (objectKey, copy) = split
+                }
                 if let problem = FieldCheck.keyProblem(objectKey, maximumKeySize: maximumKeySize) {
                     report(orphanKind, table.className, nil, "\(what) has an entry naming \(problem)")
                     return true
@@ -74,6 +104,10 @@ extension StoreVerifier {
                     report(
                         orphanKind, table.className, printableKey(objectKey, of: table),
                         "\(what) has an entry for this object under a value it does not hold")
+                } else if let copy, ByteOrder.compare(copy, record) != 0 {
+                    report(
+                        orphanKind, table.className, printableKey(objectKey, of: table),
+                        "\(what) holds a copy of this object that differs from it")
                 }
                 return true
             }

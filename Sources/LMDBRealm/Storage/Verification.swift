@@ -310,8 +310,11 @@ final class StoreVerifier {
                 }
             }
         }
-        for names in table.schema.compoundIndexes where !table.compoundIndexes.contains(where: { $0.names == names }) {
+        for names in table.schema.compoundIndexes where !table.compoundIndexes.contains(where: { $0.names == names && !$0.covering }) {
             report(.damagedCatalog, name, nil, "The index of '\(name)' on (\(names.joined(separator: ", "))) is missing")
+        }
+        for names in table.schema.coveringIndexes where !table.compoundIndexes.contains(where: { $0.names == names && $0.covering }) {
+            report(.damagedCatalog, name, nil, "The covering index of '\(name)' on (\(names.joined(separator: ", "))) is missing")
         }
     }
 

@@ -262,8 +262,7 @@ final class WriteSession {
                     changeLog.changes(for: table).modified[ObjectKey(buffers.key), default: 0] |= mask
                 }
                 if table.hasIndexes {
-                    let keys = indexKeys(table, record: old)
-                    try buffers.key.withUnsafeBytes { try removeIndexEntries(table, keys, key: $0) }
+                    try buffers.key.withUnsafeBytes { key in try removeIndexEntries(table, indexKeys(table, record: old, objectKey: key), key: key) }
                 }
             }
         }
@@ -328,8 +327,9 @@ final class WriteSession {
         for c in 0..<columns {
             recordWriter.append(c == storedColumn ? value : table.field(record.baseAddress!, size: record.count, column: c, in: file))
         }
-        let indexed = table.indexes[storedColumn] != nil || table.compoundIndexes.contains { $0.columns.contains(storedColumn) }
-        let oldKeys = indexed ? indexKeys(table, record: record, column: storedColumn) : []
+        // A covering index holds every column.
+        let indexed = table.indexes[storedColumn] != nil || table.compoundIndexes.contains { $0.covering || $0.columns.contains(storedColumn) }
+        let oldKeys = indexed ? key.withBytes { indexKeys(table, record: record, objectKey: $0, column: storedColumn) } : []
         // An embedded object replaced by another (or by nil) is deleted.
         var replacedEmbedded: (Table, ObjectKey)?
         if let old = table.field(record.baseAddress!, size: record.count, column: storedColumn, in: file),
@@ -341,8 +341,8 @@ final class WriteSession {
             try key.withBytes { key in _ = try view.transaction.put(table.database.dbi, key: key, value: newRecord) }
         }
         if indexed {
-            let newKeys = recordWriter.withRecord { indexKeys(table, record: $0, column: storedColumn) }
-            if !newKeys.elementsEqual(oldKeys, by: { $0.key == $1.key }) {
+            let newKeys = recordWriter.withRecord { record in key.withBytes { indexKeys(table, record: record, objectKey: $0, column: storedColumn) } }
+            if !newKeys.elementsEqual(oldKeys, by: { $0.key == $1.key && $0.value == $1.value }) {
                 try key.withBytes { key in
                     try removeIndexEntries(table, oldKeys, key: key)
                     try addIndexEntries(table, newKeys, key: key)
@@ -419,9 +419,7 @@ final class WriteSession {
                     }
                 }
                 for index in table.compoundIndexes {
-                    entries.append(dbi: index.database.dbi, value: key) { out in
-                        table.appendCompoundKey(index, record: record, in: file, to: &out)
-                    }
+                    appendCompoundEntry(index, of: table, record: record, key: key, to: &entries)
                 }
                 try cursor.deleteCurrent()
                 changes?.deleted.append(ObjectKey(key))
@@ -549,27 +547,67 @@ final class WriteSession {
     /// The index keys of an object's record, one per index (of every index, or of those that
     /// hold stored column `column`), with the index's database, copied out of the record
     /// (values read from LMDB are only valid until the next change).
-    private func indexKeys(_ table: Table, record: UnsafeRawBufferPointer, column only: Int? = nil) -> [(dbi: UInt32, key: [UInt8])] {
-        var keys: [(dbi: UInt32, key: [UInt8])] = []
+    private func indexKeys(
+        _ table: Table, record: UnsafeRawBufferPointer, objectKey: UnsafeRawBufferPointer, column only: Int? = nil
+    ) -> [IndexEntry] {
+        var keys: [IndexEntry] = []
         for column in table.indexedColumns where only == nil || only == column {
             var key: [UInt8] = []
             table.appendIndexKey(
                 table.field(record.baseAddress!, size: record.count, column: column, in: file), column: column, to: &key)
-            keys.append((table.indexes[column]!.dbi, key))
+            keys.append(IndexEntry(dbi: table.indexes[column]!.dbi, key: key, value: nil))
         }
-        for index in table.compoundIndexes where only.map(index.columns.contains) ?? true {
+        // A covering index holds every column: a change to any changes its entry.
+        for index in table.compoundIndexes where index.covering || (only.map(index.columns.contains) ?? true) {
             var key: [UInt8] = []
             table.appendCompoundKey(index, record: record, in: file, to: &key)
-            keys.append((index.database.dbi, key))
+            var value: [UInt8]?
+            if index.covering {
+                value = []
+                CoveringValue.append(key: objectKey, record: record, maximum: file.environment.maxKeySize, to: &value!)
+            }
+            keys.append(IndexEntry(dbi: index.database.dbi, key: key, value: value))
         }
         return keys
     }
 
+    /// An index entry of one object: its index's database, its key, and its value (`nil`: the
+    /// object's key; a covering index's ``CoveringValue``).
+    struct IndexEntry {
+        let dbi: UInt32
+        let key: [UInt8]
+        let value: [UInt8]?
+    }
+
+    /// Appends the entry of the object `key` whose record is `record` in the compound (or
+    /// covering) index `index` to `entries`.
+    private func appendCompoundEntry(
+        _ index: CompoundIndex, of table: Table, record: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer,
+        to entries: inout PendingIndexEntries
+    ) {
+        if index.covering {
+            let maximum = file.environment.maxKeySize
+            entries.append(dbi: index.database.dbi) { out in
+                table.appendCompoundKey(index, record: record, in: file, to: &out)
+            } writeValue: { out in
+                CoveringValue.append(key: key, record: record, maximum: maximum, to: &out)
+            }
+        } else {
+            entries.append(dbi: index.database.dbi, value: key) { out in
+                table.appendCompoundKey(index, record: record, in: file, to: &out)
+            }
+        }
+    }
+
     /// Adds index entries for the object `key`: buffered, and written in key order when the
     /// write next reads or removes index entries, or commits (see ``flushIndexEntries()``).
-    private func addIndexEntries(_ table: Table, _ keys: [(dbi: UInt32, key: [UInt8])], key: UnsafeRawBufferPointer) throws {
-        for (dbi, indexKey) in keys {
-            buffers.indexEntries.append(dbi: dbi, key: indexKey, value: key)
+    private func addIndexEntries(_ table: Table, _ keys: [IndexEntry], key: UnsafeRawBufferPointer) throws {
+        for entry in keys {
+            if let value = entry.value {
+                value.withUnsafeBytes { buffers.indexEntries.append(dbi: entry.dbi, key: entry.key, value: $0) }
+            } else {
+                buffers.indexEntries.append(dbi: entry.dbi, key: entry.key, value: key)
+            }
         }
         if buffers.indexEntries.isFull { try flushIndexEntries() }
     }
@@ -584,9 +622,7 @@ final class WriteSession {
             }
         }
         for index in table.compoundIndexes {
-            buffers.indexEntries.append(dbi: index.database.dbi, value: key) { out in
-                table.appendCompoundKey(index, record: record, in: file, to: &out)
-            }
+            appendCompoundEntry(index, of: table, record: record, key: key, to: &buffers.indexEntries)
         }
         if buffers.indexEntries.isFull { try flushIndexEntries() }
     }
@@ -647,12 +683,27 @@ final class WriteSession {
     }
 
     /// Removes index entries of the object `key`.
-    private func removeIndexEntries(_ table: Table, _ keys: [(dbi: UInt32, key: [UInt8])], key: UnsafeRawBufferPointer) throws {
+    private func removeIndexEntries(_ table: Table, _ keys: [IndexEntry], key: UnsafeRawBufferPointer) throws {
         try flushIndexEntries()
         let txn = view.transaction
-        for (dbi, indexKey) in keys {
-            try indexKey.withUnsafeBytes { k in _ = try txn.delete(dbi, key: k, value: key) }
+        for entry in keys {
+            try entry.key.withUnsafeBytes { k in
+                if let value = entry.value {
+                    _ = try value.withUnsafeBytes { try txn.delete(entry.dbi, key: k, value: $0) }
+                } else {
+                    _ = try txn.delete(entry.dbi, key: k, value: key)
+                }
+            }
         }
+    }
+
+    /// Writes the entries of every object of `table` into the compound (or covering) index
+    /// `index`.
+    func buildIndex(_ index: CompoundIndex, of table: Table) throws {
+        let maximum = file.environment.maxKeySize
+        let value: ((UnsafeRawBufferPointer, UnsafeRawBufferPointer, inout [UInt8]) -> Void)? =
+            index.covering ? { key, record, out in CoveringValue.append(key: key, record: record, maximum: maximum, to: &out) } : nil
+        try buildIndex(index.database, of: table, indexKey: { record, out in table.appendCompoundKey(index, record: record, in: file, to: &out) }, value: value)
     }
 
     /// Writes the index entries of every object of `table` into the index of `column`.
@@ -664,7 +715,10 @@ final class WriteSession {
 
     /// Writes the index entries of every object of `table` into `index`, each under the key
     /// `indexKey` appends for its record.
-    func buildIndex(_ index: Database, of table: Table, indexKey appendKey: (UnsafeRawBufferPointer, inout [UInt8]) -> Void) throws {
+    func buildIndex(
+        _ index: Database, of table: Table, indexKey appendKey: (UnsafeRawBufferPointer, inout [UInt8]) -> Void,
+        value appendValue: ((_ key: UnsafeRawBufferPointer, _ record: UnsafeRawBufferPointer, inout [UInt8]) -> Void)? = nil
+    ) throws {
         let txn = view.transaction
         var entries: [([UInt8], [UInt8])] = []
         let cursor = try UnsafeCursor(transaction: txn, dbi: table.database.dbi)
@@ -672,7 +726,13 @@ final class WriteSession {
             table.checkRecord(record, in: file)
             var indexKey: [UInt8] = []
             appendKey(record, &indexKey)
-            entries.append((indexKey, Array(key)))
+            if let appendValue {
+                var value: [UInt8] = []
+                appendValue(key, record, &value)
+                entries.append((indexKey, value))
+            } else {
+                entries.append((indexKey, Array(key)))
+            }
             return true
         }
         // Sorted, so the index is written in key order: no page splits in the middle.
@@ -718,7 +778,8 @@ final class WriteSession {
                 isSet: $0.isSet, isMap: $0.isMap)
         }
         let schema = ObjectSchema(
-            className: table.className, properties: properties, compoundIndexes: declared.compoundIndexes, isEmbedded: declared.isEmbedded)
+            className: table.className, properties: properties, compoundIndexes: declared.compoundIndexes,
+            coveringIndexes: declared.coveringIndexes, isEmbedded: declared.isEmbedded)
         var indexes: [Int: Database] = [:]
         for (column, property) in properties.enumerated() {
             let name = Table.indexDatabaseName(className: table.className, property: property.name)
@@ -736,17 +797,18 @@ final class WriteSession {
                 try view.transaction.empty(old.dbi)
             }
         }
-        // Compound indexes: one kept keeps its entries, a new one is built, one dropped is emptied.
-        let kept = Set(table.schema.compoundIndexes)
-        for index in table.compoundIndexes where !schema.compoundIndexes.contains(index.columns.map { table.schema.properties[$0].name }) {
+        // Compound and covering indexes: one kept keeps its entries, a new one is built, one
+        // dropped is emptied.
+        func groups(_ schema: ObjectSchema, covering: Bool) -> [[String]] { covering ? schema.coveringIndexes : schema.compoundIndexes }
+        for index in table.compoundIndexes where !groups(schema, covering: index.covering).contains(index.names) {
             try view.transaction.empty(index.database.dbi)
         }
         let compound = try Table.openCompoundIndexes(of: schema) { name, _ in
             try transaction?.createDatabase(named: name, flags: .duplicateSort)
         }
-        for index in compound where !kept.contains(index.columns.map { schema.properties[$0].name }) {
+        for index in compound where !groups(table.schema, covering: index.covering).contains(index.names) {
             try view.transaction.empty(index.database.dbi)
-            try buildIndex(index.database, of: table) { record, out in table.appendCompoundKey(index, record: record, in: file, to: &out) }
+            try buildIndex(index, of: table)
         }
         try storeSchema(schema)
         let newTable = Table(schema: schema, database: table.database, indexes: indexes, compoundIndexes: compound, lists: table.lists)
