@@ -5,9 +5,12 @@ import LMDBRealm
 
 // The feed workload: "the newest 50 notes of a section", the list a server's feed endpoint
 // returns. N notes in N/10,000 sections (10,000 each at N = 1,000,000), each query a random
-// section. LMDBRealm declares the compound index (section, created); SQLite has the composite
-// index a SQLite user creates for this query, ON note(section, created); LMDBKit, the floor, is
-// LMDBRealm's layout in raw LMDB, read without objects. Run with `--feed` (`--engines` picks).
+// section. LMDBRealm runs twice: with the compound index (section, created), and with the
+// covering index on the same pair (each entry holds its note); SQLite has the composite index a
+// SQLite user creates for this query, ON note(section, created), and, beside it, the index that
+// covers the query, ON note(section, created, title); LMDBKit, the floor of the compound index,
+// is that layout in raw LMDB, read without objects. Run with `--feed` (`--engines` picks; each
+// of LMDBRealm and SQLite brings its second variant).
 //
 //     swift run -c release --package-path Benchmarks LMDBRealmBenchmarks --feed [--n N] [--rounds R]
 
@@ -18,7 +21,39 @@ final class FeedEntry: Object {
     @Persisted var title: String
 
     override class func compoundIndexes() -> [[String]] { [["section", "created"]] }
+
+    static func newest(in notes: Results<FeedEntry>, section: String) -> Results<FeedEntry> {
+        notes.where { $0.section == section }.sorted(byKeyPath: "created", ascending: false).limit(FeedData.limit)
+    }
 }
+
+/// The same note with a covering index on (section, created): the query reads each note from
+/// the index.
+final class CoveredFeedEntry: Object {
+    @Persisted(primaryKey: true) var id: Int64
+    @Persisted var section: String
+    @Persisted var created: Date
+    @Persisted var title: String
+
+    override class func coveringIndexes() -> [[String]] { [["section", "created"]] }
+
+    static func newest(in notes: Results<CoveredFeedEntry>, section: String) -> Results<CoveredFeedEntry> {
+        notes.where { $0.section == section }.sorted(byKeyPath: "created", ascending: false).limit(FeedData.limit)
+    }
+}
+
+/// What the LMDBRealm engine needs of a note class.
+protocol FeedModel: Object {
+    var id: Int64 { get set }
+    var section: String { get set }
+    var created: Date { get set }
+    var title: String { get set }
+    /// The newest notes of `section`, as a feed asks for them.
+    static func newest(in notes: Results<Self>, section: String) -> Results<Self>
+}
+
+extension FeedEntry: FeedModel {}
+extension CoveredFeedEntry: FeedModel {}
 
 /// The feed's data: which section each note is in, and the sections to query.
 struct FeedData {
@@ -49,11 +84,11 @@ func feedCreated(_ i: Int) -> Double { 1_700_000_000 + Double(i) }
     func newest(_ sections: [String]) throws -> Int
 }
 
-@MainActor final class RealmFeedEngine: FeedEngine {
+@MainActor final class RealmFeedEngine<Model: FeedModel>: FeedEngine {
     let realm: Realm
 
     init(directory: URL) throws {
-        var config = Realm.Configuration(fileURL: directory.appendingPathComponent("feed.realm"), objectTypes: [FeedEntry.self])
+        var config = Realm.Configuration(fileURL: directory.appendingPathComponent("feed.realm"), objectTypes: [Model.self])
         config.maximumFileSize = profileMapSize
         realm = try Realm(configuration: config)
     }
@@ -61,7 +96,7 @@ func feedCreated(_ i: Int) -> Double { 1_700_000_000 + Double(i) }
     func insert(_ data: FeedData) throws {
         try realm.write {
             for i in 0..<data.notes {
-                let note = FeedEntry()
+                let note = Model()
                 note.id = Int64(i + 1)
                 note.section = feedSection(data.sectionOf[i])
                 note.created = Date(timeIntervalSince1970: feedCreated(i))
@@ -72,11 +107,10 @@ func feedCreated(_ i: Int) -> Double { 1_700_000_000 + Double(i) }
     }
 
     func newest(_ sections: [String]) throws -> Int {
-        let notes = realm.objects(FeedEntry.self)
+        let notes = realm.objects(Model.self)
         var sum = 0
         for section in sections {
-            let page = notes.where { $0.section == section }.sorted(byKeyPath: "created", ascending: false).limit(FeedData.limit)
-            for note in page { sum &+= note.title.utf8.count &+ Int(note.id) }
+            for note in Model.newest(in: notes, section: section) { sum &+= note.title.utf8.count &+ Int(note.id) }
         }
         return sum
     }
@@ -85,12 +119,13 @@ func feedCreated(_ i: Int) -> Double { 1_700_000_000 + Double(i) }
 @MainActor final class SQLiteFeedEngine: FeedEngine {
     private let db: SQLiteDatabase
 
-    init(directory: URL) throws {
+    /// With `covering`, the index holds the title too: the query reads the index alone.
+    init(directory: URL, covering: Bool = false) throws {
         db = try SQLiteDatabase(
             directory.appendingPathComponent("feed.sqlite"),
             schema: """
                 CREATE TABLE note(id INTEGER PRIMARY KEY, section TEXT NOT NULL, created REAL NOT NULL, title TEXT NOT NULL);
-                CREATE INDEX note_section_created ON note(section, created);
+                CREATE INDEX note_section_created ON note(section, created\(covering ? ", title" : ""));
                 """)
     }
 
@@ -219,7 +254,22 @@ func feedCreated(_ i: Int) -> Double { 1_700_000_000 + Double(i) }
     }
 }
 
-/// Runs the feed workload: `rounds` rounds of both engines, alternating; prints a Markdown
+/// One engine of the feed as the table names it, and the `--engines` name that selects it.
+private struct FeedVariant {
+    let name: String
+    let label: String
+    let make: @MainActor (URL) throws -> any FeedEngine
+}
+
+private let feedVariants = [
+    FeedVariant(name: "LMDBRealm", label: "LMDBRealm, covering index") { try RealmFeedEngine<CoveredFeedEntry>(directory: $0) },
+    FeedVariant(name: "LMDBRealm", label: "LMDBRealm, compound index") { try RealmFeedEngine<FeedEntry>(directory: $0) },
+    FeedVariant(name: "SQLite", label: "SQLite, index (section, created)") { try SQLiteFeedEngine(directory: $0) },
+    FeedVariant(name: "SQLite", label: "SQLite, index (section, created, title)") { try SQLiteFeedEngine(directory: $0, covering: true) },
+    FeedVariant(name: "LMDBKit", label: "LMDBKit, the compound layout") { try KitFeedEngine(directory: $0) },
+]
+
+/// Runs the feed workload: `rounds` rounds of every engine, alternating; prints a Markdown
 /// table of medians (and writes it to `output/feed-latest.md`).
 @MainActor func runFeed(settings: Settings) throws {
     let data = FeedData(n: settings.n)
@@ -227,46 +277,44 @@ func feedCreated(_ i: Int) -> Double { 1_700_000_000 + Double(i) }
     let root = FileManager.default.temporaryDirectory.appendingPathComponent("lmdbrealm-feed-\(getpid())")
     defer { try? FileManager.default.removeItem(at: root) }
     log("feed: N = \(data.notes) notes in \(data.sections) sections; \(rounds) rounds")
-    var rates: [String: [Double]] = [:]
+    let variants = feedVariants.filter { settings.engines.contains($0.name) }
+    var queryRates: [String: [Double]] = [:]
+    var insertRates: [String: [Double]] = [:]
     var check: Int?
     for round in 0..<rounds {
-        for name in ["LMDBRealm", "SQLite", "LMDBKit"] where settings.engines.contains(name) {
-            let directory = root.appendingPathComponent("\(name)-\(round)")
+        for (v, variant) in variants.enumerated() {
+            let directory = root.appendingPathComponent("\(v)-\(round)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let engine: any FeedEngine =
-                switch name {
-                case "LMDBRealm": try RealmFeedEngine(directory: directory)
-                case "SQLite": try SQLiteFeedEngine(directory: directory)
-                default: try KitFeedEngine(directory: directory)
-                }
-            try engine.insert(data)
-            // One pass to warm both engines' caches, then the measured one.
+            let engine = try variant.make(directory)
+            let (insertSeconds, _) = try timed { try engine.insert(data) }
+            insertRates[variant.label, default: []].append(Double(data.notes) / insertSeconds)
+            // One pass to warm the caches, then the measured one.
             let warm = try engine.newest(Array(data.queries.prefix(200)))
             // The queries ten times over: a pass alone lasts too little to time on a busy machine.
             let passes = 10
             let (seconds, sum) = try timed { try (0..<passes).reduce(0) { total, _ in total &+ (try engine.newest(data.queries)) } }
-            precondition(check == nil || check == sum, "\(name) top_n_in_section gave \(sum), another run \(check!)")
+            precondition(check == nil || check == sum, "\(variant.label) top_n_in_section gave \(sum), another run \(check!)")
             check = sum
             _ = warm
-            rates[name, default: []].append(Double(passes * data.queries.count) / seconds)
-            log("round \(round + 1)/\(rounds) \(name): top_n_in_section \(Report.format(rates[name]!.last!)) queries/s")
+            queryRates[variant.label, default: []].append(Double(passes * data.queries.count) / seconds)
+            log("round \(round + 1)/\(rounds) \(variant.label): top_n_in_section \(Report.format(queryRates[variant.label]!.last!)) queries/s, insert \(Report.format(insertRates[variant.label]!.last!)) notes/s")
             try? FileManager.default.removeItem(at: directory)
         }
     }
-    guard let realmRates = rates["LMDBRealm"], let sqliteRates = rates["SQLite"] else { return }
     func median(_ xs: [Double]) -> Double { xs.sorted()[xs.count / 2] }
-    let a = median(realmRates)
-    let b = median(sqliteRates)
-    // The floor's columns, when it ran.
-    let floor = rates["LMDBKit"].map(median)
-    let floorColumns = floor.map { f in (" LMDBKit | LMDBRealm / LMDBKit |", "---:|---:|", " \(Report.format(f)) | \(String(format: "%.2f", a / f))× |") } ?? ("", "", "")
+    let sqlite = queryRates[feedVariants[2].label].map(median)
+    var rows = ""
+    for variant in variants {
+        let q = median(queryRates[variant.label]!)
+        let ratio = sqlite.map { String(format: "%.2f×", q / $0) } ?? "–"
+        rows += "| \(variant.label) | \(Report.format(q)) | \(ratio) | \(Report.format(median(insertRates[variant.label]!))) |\n"
+    }
     let table = """
-        Feed, N = \(data.notes) notes in \(data.sections) sections; medians of \(rounds) rounds
+        Feed, N = \(data.notes) notes in \(data.sections) sections; medians of \(rounds) rounds. top_n_in_section: \(data.queries.count) queries, ten times over, each the newest \(FeedData.limit) notes of a random section (id and title read); insert: all the notes in one transaction.
 
-        | operation | unit | LMDBRealm | SQLite | LMDBRealm / SQLite |\(floorColumns.0) what |
-        |---|---|---:|---:|---:|\(floorColumns.1)---|
-        | top_n_in_section | queries/s | \(Report.format(a)) | \(Report.format(b)) | \(String(format: "%.2f", a / b))× |\(floorColumns.2) \(data.queries.count) queries, ten times over: the newest \(FeedData.limit) notes of a random section (id and title read); LMDBRealm's compound index (section, created), SQLite's index ON note(section, created), LMDBKit the same layout as LMDBRealm's in raw LMDB, read without objects |
-
+        | engine | top_n_in_section, queries/s | / SQLite (section, created) | insert, notes/s |
+        |---|---:|---:|---:|
+        \(rows)
         """
     print(table)
     if let output = settings.output {

@@ -6,7 +6,7 @@ let profileMapSize = 4 << 30
 /// The operations `--profile` repeats.
 enum ProfiledOperation: String, CaseIterable {
     case insert, scan, get, filter, section, top100, delete, construct
-    case link_insert, follow_links, query_through_link, migrate, top_n_in_section
+    case link_insert, follow_links, query_through_link, migrate, top_n_in_section, top_n_covered
 
     var summary: String {
         switch self {
@@ -22,6 +22,7 @@ enum ProfiledOperation: String, CaseIterable {
         case .follow_links: "the graph workload's follow_links over one loaded file"
         case .query_through_link: "the graph workload's query_through_link over one loaded file"
         case .top_n_in_section: "the feed workload's newest 50 of a section, 2,000 queries over one loaded file"
+        case .top_n_covered: "top_n_in_section through the covering index"
         case .migrate: "opening N articles of schema version 0 at version 1: a property added, set by the block from another"
         }
     }
@@ -96,10 +97,11 @@ enum ProfiledOperation: String, CaseIterable {
             rates.append(Double(data.values.count) / s)
             check &+= sum
         }
-    case .top_n_in_section:
+    case .top_n_in_section, .top_n_covered:
         let sub = directory.appendingPathComponent("feed")
         try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
-        let engine = try RealmFeedEngine(directory: sub)
+        let engine: any FeedEngine =
+            op == .top_n_covered ? try RealmFeedEngine<CoveredFeedEntry>(directory: sub) : try RealmFeedEngine<FeedEntry>(directory: sub)
         let data = FeedData(n: n)
         try engine.insert(data)
         for _ in 0..<rounds {
@@ -163,7 +165,7 @@ enum ProfiledOperation: String, CaseIterable {
             check &+= keep.count
         }
     }
-    let unit = op == .top100 || op == .filter || op == .section || op == .query_through_link || op == .top_n_in_section
+    let unit = op == .top100 || op == .filter || op == .section || op == .query_through_link || op == .top_n_in_section || op == .top_n_covered
         ? "queries/s" : (op == .get || op == .follow_links ? "lookups/s" : "objects/s")
     print(String(format: "%@ %.0f %@ (median of %d rounds; min %.0f, max %.0f; check %d)",
                  op.rawValue, median(rates), unit, rates.count, rates.min()!, rates.max()!, check))
