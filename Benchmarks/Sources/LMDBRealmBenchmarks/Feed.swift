@@ -280,6 +280,7 @@ private let feedVariants = [
     let variants = feedVariants.filter { settings.engines.contains($0.name) }
     var queryRates: [String: [Double]] = [:]
     var insertRates: [String: [Double]] = [:]
+    var fileBytes: [String: [Double]] = [:]
     var check: Int?
     for round in 0..<rounds {
         for (v, variant) in variants.enumerated() {
@@ -288,6 +289,7 @@ private let feedVariants = [
             let engine = try variant.make(directory)
             let (insertSeconds, _) = try timed { try engine.insert(data) }
             insertRates[variant.label, default: []].append(Double(data.notes) / insertSeconds)
+            fileBytes[variant.label, default: []].append(Double(dataFileBytes(in: directory)))
             // One pass to warm the caches, then the measured one.
             let warm = try engine.newest(Array(data.queries.prefix(200)))
             // The queries ten times over: a pass alone lasts too little to time on a busy machine.
@@ -307,13 +309,13 @@ private let feedVariants = [
     for variant in variants {
         let q = median(queryRates[variant.label]!)
         let ratio = sqlite.map { String(format: "%.2f×", q / $0) } ?? "–"
-        rows += "| \(variant.label) | \(Report.format(q)) | \(ratio) | \(Report.format(median(insertRates[variant.label]!))) |\n"
+        rows += "| \(variant.label) | \(Report.format(q)) | \(ratio) | \(Report.format(median(insertRates[variant.label]!))) | \(Report.mb(median(fileBytes[variant.label]!))) |\n"
     }
     let table = """
-        Feed, N = \(data.notes) notes in \(data.sections) sections; medians of \(rounds) rounds. top_n_in_section: \(data.queries.count) queries, ten times over, each the newest \(FeedData.limit) notes of a random section (id and title read); insert: all the notes in one transaction.
+        Feed, N = \(data.notes) notes in \(data.sections) sections; medians of \(rounds) rounds. top_n_in_section: \(data.queries.count) queries, ten times over, each the newest \(FeedData.limit) notes of a random section (id and title read); insert: all the notes in one transaction; file: the data files' size after it.
 
-        | engine | top_n_in_section, queries/s | / SQLite (section, created) | insert, notes/s |
-        |---|---:|---:|---:|
+        | engine | top_n_in_section, queries/s | / SQLite (section, created) | insert, notes/s | file, MB |
+        |---|---:|---:|---:|---:|
         \(rows)
         """
     print(table)

@@ -92,7 +92,7 @@ open class Object {
     /// another, instead of looking each one up among the class's objects: "the newest 50 notes
     /// of a folder" reads two or three pages rather than 50 places of the file. The price is
     /// paid on writes and in space: every change to an object, of any property, writes its copy
-    /// too, and the class takes about twice the room. Choose it for the few queries a service
+    /// too, and each object is stored twice. Choose it for the few queries a service
     /// runs most, on classes whose objects are small: an object whose record (with its key)
     /// does not fit in 509 bytes keeps only its key there and is looked up as in a compound
     /// index.
