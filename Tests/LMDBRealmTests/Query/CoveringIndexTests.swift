@@ -244,6 +244,30 @@ final class TwiceIndexedNote: Object {
         }
     }
 
+    /// A migration that changes the notes' values rebuilds their copies; a realm that checks
+    /// checksums reads the copies, checked, as the objects.
+    @Test func aMigrationRewritesTheCopiesAndChecksumsCoverThem() throws {
+        try withTemporaryDirectory { dir in
+            var notes: [Int: Plain] = [:]
+            do {
+                let realm = try Realm(configuration: makeConfiguration(dir, types: [CoveredNote.self, CoveredAuthor.self]))
+                var rng = SeededGenerator(state: 23)
+                notes = try Self.populate(realm, count: 120, &rng)
+            }
+            var config = makeConfiguration(dir, types: [CoveredNote.self, CoveredAuthor.self])
+            config.schemaVersion = 1
+            config.migrationBlock = { migration, _ in
+                migration.enumerateObjects(ofType: "CoveredNote") { old, new in
+                    new?["title"] = "migrated \(old?["id"] as? Int ?? -1)"
+                }
+            }
+            config.verifiesChecksums = true
+            let realm = try Realm(configuration: config)
+            for id in notes.keys { notes[id]!.title = "migrated \(id)" }
+            try Self.check(realm, notes, "migrated")
+        }
+    }
+
     /// A record changed behind the realm's back leaves a copy that differs from it: `verify`
     /// reports that entry, once, naming the object.
     @Test func verifyFindsACopyThatDiffersFromItsObject() throws {
