@@ -244,6 +244,39 @@ final class TwiceIndexedNote: Object {
         }
     }
 
+    /// Live results read through a covering index report a change to a property the index
+    /// does not order by, and read the new value, after their own write and after another
+    /// thread's.
+    @Test func liveResultsSeeChangesToCopiedProperties() throws {
+        try withTemporaryDirectory { dir in
+            let config = makeConfiguration(dir, types: [CoveredNote.self, CoveredAuthor.self])
+            let realm = try Realm(configuration: config)
+            try realm.write {
+                for id in 0..<6 {
+                    realm.add(CoveredNote(value: ["id": id, "folder": "f", "created": Date(timeIntervalSince1970: Double(id)), "title": "t\(id)"]))
+                }
+            }
+            let newest = realm.objects(CoveredNote.self).where { $0.folder == "f" }.sorted(byKeyPath: "created", ascending: false).limit(3)
+            #expect(newest.explain().hasPrefix("covering index"))
+            var deltas: [Delta] = []
+            let token = newest.observe { deltas.append(Delta($0)) }
+            defer { token.invalidate() }
+            #expect(deltas == [.initial(3)])
+
+            try realm.write { realm.object(ofType: CoveredNote.self, forPrimaryKey: 4)!.title = "changed here" }
+            #expect(deltas.last == Delta(modifications: [1], count: 3))
+            #expect(newest.map(\.title) == ["t5", "changed here", "t3"])
+
+            try onOtherThread {
+                let other = try Realm(configuration: config)
+                try other.write { other.object(ofType: CoveredNote.self, forPrimaryKey: 3)!.title = "changed there" }
+            }
+            realm.refresh()
+            #expect(deltas.last == Delta(modifications: [2], count: 3))
+            #expect(newest.map(\.title) == ["t5", "changed here", "changed there"])
+        }
+    }
+
     /// A migration that changes the notes' values rebuilds their copies; a realm that checks
     /// checksums reads the copies, checked, as the objects.
     @Test func aMigrationRewritesTheCopiesAndChecksumsCoverThem() throws {
