@@ -30,6 +30,9 @@ final class Team: Object {
     @Persisted(deleteRule: .cascade) var notes: List<TeamNote>
     @Persisted var tags: MutableSet<String>
     @Persisted(originProperty: "team") var people: LinkingObjects<Member>
+
+    /// Kept through every kill too: each team's entry holds a copy of it.
+    override class func coveringIndexes() -> [[String]] { [["name", "id"]] }
 }
 
 final class Member: Object {
