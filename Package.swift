@@ -38,13 +38,25 @@ let package = Package(
             providers: [.apt(["liblmdb-dev"])]
         ),
         // C on hot paths: CRC-32C with the processor's instruction (the checksum of every
-        // record), the thread-local column counter of the object a thread is making, and
-        // LMDB's default key order compared eight bytes at a time (LMDBKit's databases).
-        .target(name: "CHotPaths", dependencies: ["CLMDB"]),
+        // record), the thread-local column counter of the object a thread is making, the sort
+        // of a write's buffered index entries, and LMDB's default key order compared eight
+        // bytes at a time (LMDBKit's databases). It includes no lmdb.h: only LMDBKit does.
+        .target(name: "CHotPaths"),
         .target(name: "LMDBKit", dependencies: ["CLMDB", "CHotPaths"], swiftSettings: strict),
+        // The layers of LMDBRealm, each a target, so that an upward use does not compile
+        // (the DocC article Architecture draws this graph). They share `package` declarations;
+        // users see one product and one `import LMDBRealm`, which re-exports their public types.
+        //
+        // The file format: records, keys, sync's change sets, and the value types they hold
+        // (ObjectId, Decimal128, the schema description, RealmError).
+        .target(
+            name: "LMDBRealmFormat",
+            dependencies: ["CHotPaths"],
+            swiftSettings: strict
+        ),
         .target(
             name: "LMDBRealm",
-            dependencies: ["LMDBKit", "CHotPaths"],
+            dependencies: ["LMDBRealmFormat", "LMDBKit", "CHotPaths"],
             swiftSettings: strict
         ),
         .target(

@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
-# The layers hold (arrows point down): only LMDBKit imports CLMDB; in LMDBRealm only Storage/
-# imports LMDBKit, and Storage/ extends no type of the layers above it. Prints each crossing
-# and exits 1 if there is any. Run by `make test`.
+# The layers hold (arrows point down). Most of it the compiler enforces: the layers that are
+# targets (LMDBKit, LMDBRealmFormat, LMDBRealm) cannot use what their dependents declare. This
+# checks what it cannot see: that only CLMDB's shim includes lmdb.h (CHotPaths, the other C
+# target, must not), that only LMDBKit imports CLMDB, and, inside the LMDBRealm target, that
+# only Storage/ imports LMDBKit and that Storage/ extends no type of the layers above it.
+# Prints each crossing and exits 1 if there is any. Run by `make test`.
 set -u
 cd "$(dirname "$0")/.."
 status=0
 import_of() { grep -rlE "^[[:space:]]*(@[A-Za-z_]+(\([^)]*\))?[[:space:]]+)*((public|package|internal|fileprivate|private)[[:space:]]+)?import[[:space:]]+$1([[:space:]]|$)" "${@:2}" --include='*.swift'; }
 
+for file in $(grep -rlE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]lmdb\.h[>"]' Sources --include='*.c' --include='*.h' | grep -v '^Sources/CLMDB/'); do
+    echo "layer check: $file includes lmdb.h; only CLMDB's shim may (LMDBKit wraps LMDB for everything else)" >&2
+    status=1
+done
 for file in $(import_of CLMDB Sources | grep -v '^Sources/LMDBKit/'); do
     echo "layer check: $file imports CLMDB; only LMDBKit may (add a package API to LMDBKit)" >&2
     status=1
@@ -19,12 +26,12 @@ for hit in $(grep -rnE '^extension (Realm|Results|Object|NotificationToken)\b' S
     echo "layer check: $hit extends a type of a layer above Storage; declare a protocol or hook in Storage instead" >&2
     status=1
 done
-# Below Realm/ (Query, Storage, Encoding, Schema) no code names the Realm type: what those layers
+# Below Realm/ (Query, Storage, Schema) no code names the Realm type: what those layers
 # need from a realm is a protocol they declare (StoreReader, WriteSessionObserver, QueryContext,
 # CommitAnnouncer). The one exception is Object's `realm` property, RealmSwift's API, whose
 # accessors are implemented in Realm/Object+Managed.swift. Comments and string literals are
 # ignored.
-for dir in Query Storage Encoding Schema; do
+for dir in Query Storage Schema; do
     for file in $(find "Sources/LMDBRealm/$dir" -name '*.swift'); do
         sed -E -e 's#^[[:space:]]*//.*##' -e 's#"([^"\\]|\\.)*"##g' "$file" | grep -nw 'Realm' |
             grep -vE '^[0-9]+:.*(final var _realm: Realm\?|public var realm: Realm\? \{ _realm \})$' |

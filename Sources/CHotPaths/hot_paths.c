@@ -6,6 +6,7 @@
 //   a byte-at-a-time table otherwise.
 // - The thread-local column counter of the object a thread is making.
 // - LMDB's default key order, compared eight bytes at a time (every database LMDBKit opens).
+//   No lmdb.h here: only LMDBKit and CLMDB's shim include it (Scripts/check-layers.sh).
 // - The sort of the index and backlink entries a write buffers (two threads for big ones).
 
 // mremap (the pending entries' table).
@@ -16,7 +17,6 @@
 #include "pending_entries.h"
 #include "thread_local_counter.h"
 
-#include <lmdb.h>
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -149,19 +149,6 @@ int lmdbkit_compare_keys(const void *a, size_t a_size, const void *b, size_t b_s
     }
     if (n == 1 && *p != *q) return *p < *q ? -1 : 1;
     return a_size < b_size ? -1 : a_size > b_size;
-}
-
-static int compare_values(const MDB_val *a, const MDB_val *b) {
-    return lmdbkit_compare_keys(a->mv_data, a->mv_size, b->mv_data, b->mv_size);
-}
-
-int lmdbkit_use_fast_key_order(void *txn, unsigned int dbi) {
-    unsigned int flags = 0;
-    int rc = mdb_dbi_flags(txn, dbi, &flags);
-    if (rc != MDB_SUCCESS) return rc;
-    if (!(flags & (MDB_INTEGERKEY | MDB_REVERSEKEY))) mdb_set_compare(txn, dbi, compare_values);
-    if ((flags & MDB_DUPSORT) && !(flags & (MDB_INTEGERDUP | MDB_REVERSEDUP))) mdb_set_dupsort(txn, dbi, compare_values);
-    return MDB_SUCCESS;
 }
 
 // MARK: - Pending index entries

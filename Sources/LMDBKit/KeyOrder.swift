@@ -10,8 +10,25 @@ internal import CLMDB
 /// lmdb.h: a comparator must be set "before any data access functions are used" on the
 /// handle; both places that open handles call this right after `mdb_dbi_open`.
 func useFastKeyOrder(_ txn: OpaquePointer, _ dbi: MDB_dbi, onError: (Int32) throws -> Void) rethrows {
-    let rc = lmdbkit_use_fast_key_order(UnsafeMutableRawPointer(txn), dbi)
-    if rc != MDB_SUCCESS { try onError(rc) }
+    var flags: UInt32 = 0
+    let rc = mdb_dbi_flags(txn, dbi, &flags)
+    if rc != MDB_SUCCESS { return try onError(rc) }
+    // LMDB calls the comparator with the two values; CHotPaths compares their bytes (a literal
+    // closure, so that Swift forms the C function pointer LMDB needs).
+    if flags & UInt32(MDB_INTEGERKEY | MDB_REVERSEKEY) == 0 {
+        let rc = mdb_set_compare(txn, dbi) { a, b in
+            lmdbkit_compare_keys(a.unsafelyUnwrapped.pointee.mv_data, a.unsafelyUnwrapped.pointee.mv_size,
+                                 b.unsafelyUnwrapped.pointee.mv_data, b.unsafelyUnwrapped.pointee.mv_size)
+        }
+        if rc != MDB_SUCCESS { return try onError(rc) }
+    }
+    if flags & UInt32(MDB_DUPSORT) != 0, flags & UInt32(MDB_INTEGERDUP | MDB_REVERSEDUP) == 0 {
+        let rc = mdb_set_dupsort(txn, dbi) { a, b in
+            lmdbkit_compare_keys(a.unsafelyUnwrapped.pointee.mv_data, a.unsafelyUnwrapped.pointee.mv_size,
+                                 b.unsafelyUnwrapped.pointee.mv_data, b.unsafelyUnwrapped.pointee.mv_size)
+        }
+        if rc != MDB_SUCCESS { return try onError(rc) }
+    }
 }
 
 /// The order of two keys under LMDB's default comparator: negative, 0 or positive as `a`

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import LMDBRealmFormat
 
 /// A change to a collection of objects, delivered to ``Results/observe(keyPaths:_:)`` and
 /// through ``Results/changes``.

@@ -2,6 +2,7 @@ import Foundation
 
 #if canImport(Glibc)
 import Glibc
+import LMDBRealmFormat
 #endif
 
 /// Learns of other processes' commits for every file this process watches: one inotify

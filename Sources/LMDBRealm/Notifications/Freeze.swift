@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import LMDBRealmFormat
 
 extension Realm {
     /// A frozen copy of the realm: the version it reads now, forever. Frozen realms, their

@@ -1,4 +1,5 @@
 import Foundation
+import LMDBRealmFormat
 
 // Changes to linked objects, reported as modifications of the objects linking to them: an
 // observer of articles hears that an article's author was renamed. Without key paths, every

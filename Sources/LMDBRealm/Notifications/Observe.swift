@@ -1,5 +1,6 @@
 public import Dispatch
 import Foundation
+import LMDBRealmFormat
 
 extension Results {
     /// Calls `block` with the results now (`.initial`), then after every change to them.

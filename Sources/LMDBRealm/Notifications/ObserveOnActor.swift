@@ -1,4 +1,5 @@
 import Foundation
+import LMDBRealmFormat
 
 // Observation isolated to an actor, as RealmSwift spells it:
 //

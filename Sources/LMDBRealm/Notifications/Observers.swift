@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import LMDBRealmFormat
 
 /// One observation registered with a realm: told of every version the realm moves to.
 class NotificationObserver {

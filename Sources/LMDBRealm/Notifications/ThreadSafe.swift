@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import LMDBRealmFormat
 
 /// What belongs to the realm that read it: managed objects, `Results`, `List`, `MutableSet`,
 /// `Map` and `LinkingObjects`. ``ThreadSafeReference`` and ``ThreadSafe`` carry them to other

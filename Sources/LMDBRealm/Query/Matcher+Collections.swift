@@ -1,4 +1,5 @@
 import Foundation
+import LMDBRealmFormat
 
 /// Where a leaf test finds the bytes it tests, given the key and record (or element) a
 /// ``Matcher`` is called with; `nil` is a null.

@@ -1,4 +1,5 @@
 import Foundation
+import LMDBRealmFormat
 
 /// A compiled query: decides from an object's key and record, straight from the memory map,
 /// whether the object matches. Only `.block` nodes create an accessor.

@@ -1,4 +1,5 @@
 import Foundation
+import LMDBRealmFormat
 
 // Translating Foundation's `#Predicate` into a `QueryNode`.
 //

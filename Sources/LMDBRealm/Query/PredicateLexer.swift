@@ -1,4 +1,5 @@
 import Foundation
+import LMDBRealmFormat
 
 /// One token of a predicate string. `offset` and `length` are in UTF-8 bytes of the format.
 struct PredicateToken: Sendable {

@@ -1,4 +1,5 @@
 import Foundation
+import LMDBRealmFormat
 
 /// Parses predicate strings in the `NSPredicate` format Realm users know into ``QueryNode``s,
 /// checked against a class's schema.

@@ -1,4 +1,5 @@
 public import Foundation
+import LMDBRealmFormat
 
 // The query language through lists and backlinks, with RealmSwift's spelling:
 //

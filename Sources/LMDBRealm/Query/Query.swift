@@ -1,4 +1,5 @@
 public import Foundation
+import LMDBRealmFormat
 
 /// The type-safe query language of ``Results/where(_:)``: key paths into the model, compared
 /// with Swift values.

@@ -1,4 +1,5 @@
 import Foundation
+import LMDBRealmFormat
 
 extension QueryNode: CustomStringConvertible {
     /// The query in predicate-string form, canonical so tests can compare queries:

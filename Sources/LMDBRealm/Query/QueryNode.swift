@@ -1,4 +1,5 @@
 import Foundation
+import LMDBRealmFormat
 
 /// A filter over one class's objects: what the `where` DSL, predicate strings and
 /// `#Predicate` all translate into, and what the planner and executor work on.

@@ -1,4 +1,5 @@
 import Foundation
+import LMDBRealmFormat
 
 /// How a query reaches its candidate objects.
 enum AccessPath {

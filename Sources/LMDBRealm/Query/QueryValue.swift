@@ -1,4 +1,5 @@
 import Foundation
+import LMDBRealmFormat
 
 /// A constant in a query: what a property is compared with.
 enum QueryValue: Sendable, Hashable, CustomStringConvertible {

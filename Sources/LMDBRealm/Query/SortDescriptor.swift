@@ -1,3 +1,5 @@
+import LMDBRealmFormat
+
 /// One key of a sort: a property name and a direction.
 ///
 /// ```swift

@@ -1,4 +1,5 @@
 import Foundation
+import LMDBRealmFormat
 
 extension List {
     /// The realm managing the list's object, or `nil` while it is unmanaged.

@@ -1,4 +1,5 @@
 import Foundation
+import LMDBRealmFormat
 
 /// The block a configuration runs when it opens a file of an older schema version: it gets the
 /// migration and the version the file was at.

@@ -1,3 +1,5 @@
+import LMDBRealmFormat
+
 // A managed set is stored as a list is: its queries, aggregates, freezing and observation are
 // a list's, through a list view of the same column.
 

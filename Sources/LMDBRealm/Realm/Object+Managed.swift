@@ -1,4 +1,5 @@
 import Foundation
+import LMDBRealmFormat
 
 // The accessor side of a managed Object: reading fields from the realm's snapshot, writing them
 // inside a write transaction.

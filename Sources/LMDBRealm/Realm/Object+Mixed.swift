@@ -1,4 +1,5 @@
 import Foundation
+import LMDBRealmFormat
 
 // The managed side of `AnyRealmValue` properties and elements: a link is read by the class
 // name stored with it, and an unmanaged object set is added first.

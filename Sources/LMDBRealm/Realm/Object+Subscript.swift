@@ -1,4 +1,5 @@
 import Foundation
+import LMDBRealmFormat
 
 extension Object {
     /// The value of the persisted property called `key` (RealmSwift's key-value coding, as

@@ -1,4 +1,5 @@
 import Foundation
+import LMDBRealmFormat
 
 /// A collection property that takes elements of any type by conversion (see ``Object/init(value:)``).
 protocol AnyElementAppending {

@@ -1,4 +1,5 @@
 import Foundation
+import LMDBRealmFormat
 
 extension Realm {
     /// Opens a realm confined to the calling actor (or to `actor`).

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import LMDBRealmFormat
 
 /// Identifies an asynchronous write's block or completion, for ``Realm/cancelAsyncWrite(_:)``.
 public typealias AsyncTransactionId = UInt32

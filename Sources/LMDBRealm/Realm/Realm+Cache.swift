@@ -1,5 +1,6 @@
 public import Dispatch
 public import Foundation
+import LMDBRealmFormat
 
 /// Lets `Realm`'s initialisers hand back the handle already open where they are called: an
 /// initialiser of a protocol extension may return an existing instance, one of the class may

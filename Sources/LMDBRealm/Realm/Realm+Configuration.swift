@@ -1,5 +1,6 @@
 public import Foundation
 import Synchronization
+import LMDBRealmFormat
 
 extension Realm {
     /// Where a realm lives and how it is opened.

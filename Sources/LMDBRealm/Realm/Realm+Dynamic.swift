@@ -1,4 +1,5 @@
 import Foundation
+import LMDBRealmFormat
 
 // The dynamic API: classes and objects by name, from the schema stored in the file, with no
 // Swift model class needed.

@@ -1,3 +1,5 @@
+import LMDBRealmFormat
+
 extension Realm {
     /// The error LMDBRealm throws: ``RealmError``, under the name RealmSwift code uses.
     ///

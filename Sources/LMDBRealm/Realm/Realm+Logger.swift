@@ -1,4 +1,5 @@
 import Foundation
+import LMDBRealmFormat
 
 extension Realm {
     /// Where a realm reports what it does on its own: opening a file, migrating it (with

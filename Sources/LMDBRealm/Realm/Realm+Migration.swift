@@ -1,4 +1,5 @@
 public import Foundation
+import LMDBRealmFormat
 
 /// The schema version stored in the realm file at `fileURL`, read without opening a realm.
 /// - Throws: ``RealmError/Code/fileNotFound`` if there is no file, or what opening it throws;

@@ -1,6 +1,7 @@
 public import Dispatch
 import Foundation
 import Synchronization
+import LMDBRealmFormat
 
 // Smaller parts of RealmSwift's `Realm` API, with its signatures.
 

@@ -1,4 +1,5 @@
 public import Foundation
+import LMDBRealmFormat
 
 extension Realm {
     /// What a server's metrics endpoint reports about a realm's file: its size and how much of

@@ -1,20 +1,5 @@
 import Foundation
-
-/// A change set from the shared log, to apply with ``Realm/applySyncChanges(_:)``.
-package struct SyncIncoming: Sendable {
-    /// Its place in the shared log (the global order).
-    package var sequence: Int64
-    /// The node that made it.
-    package var node: String
-    /// Its bytes (``SyncChangeSet/encoded()``).
-    package var changes: [UInt8]
-
-    package init(sequence: Int64, node: String, changes: [UInt8]) {
-        self.sequence = sequence
-        self.node = node
-        self.changes = changes
-    }
-}
+import LMDBRealmFormat
 
 /// The file-side half of LMDBRealmSync: a synced file's outbox, its state, and the applying of
 /// other nodes' change sets by the merge rules (the DocC article "Sync" states them).

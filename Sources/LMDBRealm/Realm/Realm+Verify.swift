@@ -1,4 +1,5 @@
 import Foundation
+import LMDBRealmFormat
 
 extension Realm {
     /// Checks the whole file for consistency and reports every problem it finds.

@@ -1,4 +1,5 @@
 import Foundation
+import LMDBRealmFormat
 
 // MARK: - Write transactions
 

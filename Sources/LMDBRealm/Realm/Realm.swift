@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import LMDBRealmFormat
 
 /// A handle on a realm file, confined to the thread or serial queue that opened it.
 ///

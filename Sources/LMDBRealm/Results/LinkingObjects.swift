@@ -1,4 +1,5 @@
 public import Foundation
+import LMDBRealmFormat
 
 /// The objects that link to an object through one property of theirs: its backlinks.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import LMDBRealmFormat
 
 /// A view of an object with properties of its own choosing: renamed, read through links,
 /// mapped over lists. Subclass it and declare each property with ``Projected``.

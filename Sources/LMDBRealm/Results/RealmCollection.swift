@@ -1,3 +1,5 @@
+import LMDBRealmFormat
+
 /// What every live collection of objects has — ``Results``, a `List` of objects and
 /// ``LinkingObjects`` — so that generic code and data sources work over any of them, as in
 /// RealmSwift; ``AnyRealmCollection`` erases which one it is.

@@ -1,4 +1,5 @@
 import Foundation
+import LMDBRealmFormat
 
 /// The two accessors a walk re-points in turn. Each step tries the one returned two steps
 /// before: the optimiser may release a loop's variable only after the next call to `next()`,

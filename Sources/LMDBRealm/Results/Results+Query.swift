@@ -1,4 +1,5 @@
 public import Foundation
+import LMDBRealmFormat
 
 // Filtering, sorting and shaping: each returns a new live Results; nothing runs until read.
 extension Results {

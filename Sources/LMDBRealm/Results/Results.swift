@@ -1,4 +1,5 @@
 import Foundation
+import LMDBRealmFormat
 
 /// Objects of one class in a realm, filtered, sorted and shaped: a live, lazily evaluated
 /// collection.

@@ -1,4 +1,5 @@
 import Foundation
+import LMDBRealmFormat
 
 /// One step of a `Results` chain, applied in the order written.
 enum ResultsStep: Sendable, Hashable {

@@ -1,5 +1,6 @@
 public import Dispatch
 public import Foundation
+import LMDBRealmFormat
 
 // MARK: - Sectioning
 

@@ -1,4 +1,5 @@
 public import Foundation
+import LMDBRealmFormat
 
 /// A value of any kind a property can hold, told apart per value, as RealmSwift's
 /// `AnyRealmValue`: a property, list element or map value that may be a number one time and a

@@ -1,5 +1,6 @@
 @_spi(Reflection) import Swift
 import Foundation
+import LMDBRealmFormat
 
 /// What the store knows about one Swift model class, discovered once and cached.
 ///

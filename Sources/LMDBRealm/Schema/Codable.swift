@@ -1,4 +1,5 @@
 import Foundation
+import LMDBRealmFormat
 
 // Codable models, as in RealmSwift: declare the conformance and Swift writes the coding.
 //

@@ -1,4 +1,5 @@
 internal import CHotPaths
+import LMDBRealmFormat
 
 /// Hands out column numbers to `@Persisted` wrappers while an object initialises.
 ///

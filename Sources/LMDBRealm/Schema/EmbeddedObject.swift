@@ -1,3 +1,5 @@
+import LMDBRealmFormat
+
 /// An object owned by exactly one parent: stored with it, deleted with it, never on its own.
 ///
 /// ```swift

@@ -1,4 +1,5 @@
 public import Foundation
+import LMDBRealmFormat
 
 /// An ordered collection of values or objects held by a property of a model:
 /// `@Persisted var keywords: List<Keyword>`, `@Persisted var scores: List<Double>`.

@@ -1,3 +1,5 @@
+import LMDBRealmFormat
+
 /// Keys a ``Map`` can have: `String`, as in RealmSwift.
 public protocol _MapKey: Hashable, SendableMetatype {
     init(_mapKey: String)

@@ -1,3 +1,5 @@
+import LMDBRealmFormat
+
 /// An unordered collection of distinct values or objects held by a property of a model:
 /// `@Persisted var tags: MutableSet<String>`, `@Persisted var readers: MutableSet<Reader>`.
 ///

@@ -1,3 +1,5 @@
+import LMDBRealmFormat
+
 /// The base class of model classes.
 ///
 /// Subclass it, declare stored properties with ``Persisted``, and give every property a

@@ -1,4 +1,5 @@
 public import Foundation
+public import LMDBRealmFormat
 
 /// A type that a `@Persisted` property can hold.
 ///
@@ -74,8 +75,7 @@ extension _PersistableInteger {
     public static var _rlmDefaultValue: Self { 0 }
     @inlinable
     public static func _rlmDecode(_ field: UnsafeRawBufferPointer?) -> Self {
-        guard let field, field.count == 8 else { return 0 }
-        return Self(truncatingIfNeeded: Int64(littleEndian: field.loadUnaligned(as: Int64.self)))
+        Self(truncatingIfNeeded: StoredField.int(field))
     }
 }
 
@@ -112,8 +112,7 @@ extension Bool: _PersistableNonOptional, _Indexable {
     public static var _rlmOptional: Bool { false }
     public static var _rlmDefaultValue: Bool { false }
     public static func _rlmDecode(_ field: UnsafeRawBufferPointer?) -> Bool {
-        guard let field, field.count == 1 else { return false }
-        return field[0] != 0
+        StoredField.bool(field)
     }
     public func _rlmWithBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
         try withUnsafeBytes(of: UInt8(self ? 1 : 0)) { try body($0) }
@@ -125,8 +124,7 @@ extension Float: _PersistableNonOptional {
     public static var _rlmOptional: Bool { false }
     public static var _rlmDefaultValue: Float { 0 }
     public static func _rlmDecode(_ field: UnsafeRawBufferPointer?) -> Float {
-        guard let field, field.count == 4 else { return 0 }
-        return Float(bitPattern: UInt32(littleEndian: field.loadUnaligned(as: UInt32.self)))
+        StoredField.float(field)
     }
     public func _rlmWithBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
         try withUnsafeBytes(of: bitPattern.littleEndian) { try body($0) }
@@ -138,8 +136,7 @@ extension Double: _PersistableNonOptional {
     public static var _rlmOptional: Bool { false }
     public static var _rlmDefaultValue: Double { 0 }
     public static func _rlmDecode(_ field: UnsafeRawBufferPointer?) -> Double {
-        guard let field, field.count == 8 else { return 0 }
-        return Double(bitPattern: UInt64(littleEndian: field.loadUnaligned(as: UInt64.self)))
+        StoredField.double(field)
     }
     public func _rlmWithBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
         try withUnsafeBytes(of: bitPattern.littleEndian) { try body($0) }
@@ -153,7 +150,7 @@ extension Date: _PersistableNonOptional, _Indexable {
     public static var _rlmOptional: Bool { false }
     public static var _rlmDefaultValue: Date { Date(timeIntervalSince1970: 0) }
     public static func _rlmDecode(_ field: UnsafeRawBufferPointer?) -> Date {
-        Date(timeIntervalSinceReferenceDate: Double._rlmDecode(field))
+        StoredField.date(field)
     }
     public func _rlmWithBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
         try timeIntervalSinceReferenceDate._rlmWithBytes(body)
@@ -170,8 +167,7 @@ extension UUID: _PersistableNonOptional, _PrimaryKey, _Indexable {
         ColumnCounter.isMakingAccessor ? UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) : UUID()
     }
     public static func _rlmDecode(_ field: UnsafeRawBufferPointer?) -> UUID {
-        guard let field, field.count == 16 else { return UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) }
-        return UUID(uuid: field.loadUnaligned(as: uuid_t.self))
+        StoredField.uuid(field)
     }
     public func _rlmWithBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
         try withUnsafeBytes(of: uuid) { try body($0) }
@@ -186,9 +182,7 @@ extension String: _PersistableNonOptional, _PrimaryKey, _Indexable {
     public static var _rlmDefaultValue: String { "" }
     @inlinable
     public static func _rlmDecode(_ field: UnsafeRawBufferPointer?) -> String {
-        guard let field, !field.isEmpty else { return "" }
-        // Validates UTF-8: bad bytes become U+FFFD, never undefined behaviour.
-        return String(decoding: field, as: UTF8.self)
+        StoredField.string(field)
     }
     @inlinable
     public func _rlmWithBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
@@ -202,8 +196,7 @@ extension Data: _PersistableNonOptional {
     public static var _rlmOptional: Bool { false }
     public static var _rlmDefaultValue: Data { Data() }
     public static func _rlmDecode(_ field: UnsafeRawBufferPointer?) -> Data {
-        guard let field, !field.isEmpty else { return Data() }
-        return Data(field)
+        StoredField.data(field)
     }
     public func _rlmWithBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
         try withUnsafeBytes { try body($0) }
@@ -216,10 +209,7 @@ extension Decimal: _PersistableNonOptional {
     public static var _rlmOptional: Bool { false }
     public static var _rlmDefaultValue: Decimal { 0 }
     public static func _rlmDecode(_ field: UnsafeRawBufferPointer?) -> Decimal {
-        guard let field, !field.isEmpty else { return 0 }
-        let text = String(decoding: field, as: UTF8.self)
-        if text == "NaN" { return .nan }
-        return Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) ?? .nan
+        StoredField.decimal(field)
     }
     public func _rlmWithBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
         try (isNaN ? "NaN" : description)._rlmWithBytes(body)

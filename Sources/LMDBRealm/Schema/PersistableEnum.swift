@@ -1,3 +1,5 @@
+import LMDBRealmFormat
+
 /// An enum a `@Persisted` property can hold, stored as its raw value (a `String` or an integer):
 ///
 /// ```swift

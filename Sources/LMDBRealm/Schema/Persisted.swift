@@ -1,3 +1,5 @@
+import LMDBRealmFormat
+
 /// Declares a stored property of an ``Object`` subclass.
 ///
 /// ```swift

@@ -1,4 +1,5 @@
 internal import LMDBKit
+import LMDBRealmFormat
 
 // Backlinks are not stored apart: the index of a to-one link column maps a target's key to the
 // objects linking to it, and a list of objects has its `references` database (target → owners).

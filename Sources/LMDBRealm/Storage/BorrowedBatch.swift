@@ -1,3 +1,5 @@
+import LMDBRealmFormat
+
 /// A batch of objects read in key order from one version of the file: their keys and records,
 /// borrowed from the memory map at one realm generation.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import LMDBRealmFormat
 
 /// What one write transaction changed, class by class: recorded while anything in the process
 /// observes the file, so that observers can compute change sets without comparing records.

@@ -1,3 +1,5 @@
+import LMDBRealmFormat
+
 /// What Storage tells the layer above about commits: the hook observation implements
 /// (`CommitHub`), so that Storage never reaches up into it.
 protocol CommitAnnouncer: AnyObject, Sendable {

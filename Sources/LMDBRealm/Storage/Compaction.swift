@@ -1,5 +1,6 @@
 internal import LMDBKit
 import Foundation
+import LMDBRealmFormat
 
 extension StoreFile {
     /// What compacting a file on launch did.

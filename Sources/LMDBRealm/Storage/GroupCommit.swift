@@ -1,5 +1,6 @@
 import Foundation
 internal import LMDBKit
+import LMDBRealmFormat
 
 /// Shares one durable LMDB commit among the `asyncWrite`s of a file that queue up together.
 ///

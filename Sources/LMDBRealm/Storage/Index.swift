@@ -1,5 +1,6 @@
 internal import LMDBKit
 internal import CHotPaths
+import LMDBRealmFormat
 
 /// Secondary indexes: one LMDB `duplicateSort` database per indexed property, whose keys are
 /// the order-preserving encodings of the property's values (see ``KeyEncoding``) and whose

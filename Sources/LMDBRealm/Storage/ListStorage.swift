@@ -1,5 +1,6 @@
 import CHotPaths
 internal import LMDBKit
+import LMDBRealmFormat
 
 /// The databases of one list property (`List<T>`).
 ///

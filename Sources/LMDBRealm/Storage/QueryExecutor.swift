@@ -1,5 +1,6 @@
 import Foundation
 internal import LMDBKit
+import LMDBRealmFormat
 
 /// Runs a ``QueryPlan`` over one snapshot: walks the access path and hands every candidate that
 /// passes the filter to a closure, as its key and record straight from the map (valid until

@@ -1,5 +1,6 @@
 import Foundation
 internal import LMDBKit
+import LMDBRealmFormat
 
 // Re-keying a class whose primary key a migration changed: its objects are stored under their
 // keys, and so is every reference to them — link fields, list and map elements, its own

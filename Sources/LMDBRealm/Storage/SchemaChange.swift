@@ -1,5 +1,6 @@
 import Foundation
 internal import LMDBKit
+import LMDBRealmFormat
 
 // Changing a stored class's layout inside a write: the records rewritten in place in the new
 // column order, list and index databases made or emptied, the catalog updated. A migration

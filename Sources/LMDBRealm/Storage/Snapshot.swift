@@ -1,5 +1,6 @@
 import Foundation
 internal import LMDBKit
+import LMDBRealmFormat
 
 /// One pinned version of a file: an LMDB read transaction, shared by the realm that took it,
 /// the frozen realms made from it, and the observers that diff against it.

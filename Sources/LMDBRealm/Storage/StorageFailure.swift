@@ -1,5 +1,6 @@
 import Foundation
 internal import LMDBKit
+import LMDBRealmFormat
 
 /// A failure of the file underneath (an LMDB or operating-system error), classified for the
 /// layers above Storage, which do not see LMDBKit: `RealmError` is made from it.

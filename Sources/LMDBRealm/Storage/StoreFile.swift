@@ -1,5 +1,6 @@
 import Foundation
 internal import LMDBKit
+import LMDBRealmFormat
 
 /// What every realm handle of one file in this process shares: the LMDB environment, the
 /// catalog of stored classes, and their tables.

@@ -1,5 +1,6 @@
 import Foundation
 internal import LMDBKit
+import LMDBRealmFormat
 
 /// Who reads through Storage: the file it reads, and where a read that cannot go on stops (a
 /// read does not throw; the realm implements this with the file, class and write named).

@@ -1,5 +1,6 @@
 internal import LMDBKit
 import Foundation
+import LMDBRealmFormat
 
 /// One class's objects in one file: an LMDB database whose keys are the objects' keys (the
 /// encoded primary key, or an auto-assigned number) and whose values are their records.

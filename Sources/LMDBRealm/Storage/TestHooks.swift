@@ -1,4 +1,5 @@
 import Foundation
+import LMDBRealmFormat
 
 /// Points where a test can run code of its own inside the library, to reach an interleaving
 /// that timing alone would reach only by chance. Each hook is `nil` outside tests, and a test

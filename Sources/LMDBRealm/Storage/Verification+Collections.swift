@@ -1,4 +1,5 @@
 internal import LMDBKit
+import LMDBRealmFormat
 
 // MARK: - Indexes
 

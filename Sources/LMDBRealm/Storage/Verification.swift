@@ -1,5 +1,6 @@
 import Foundation
 internal import LMDBKit
+import LMDBRealmFormat
 
 /// One inconsistency ``StoreVerifier`` found; the realm turns it into a public finding.
 struct StoreFinding {

@@ -1,6 +1,7 @@
 import Foundation
 internal import LMDBKit
 import Synchronization
+import LMDBRealmFormat
 
 /// Told by a write session whenever bytes lent out earlier may have moved: a record written,
 /// replaced or removed, index entries written, the catalog changed. The realm implements it by

@@ -5,22 +5,22 @@
 /// change inside a write and the end of a write move the realm's generation on, and the pages
 /// behind the record may then be reused. So the record is only ever read through
 /// ``read(at:_:)``, which checks the generation, and its bytes are not kept anywhere else.
-struct BorrowedRecord {
+package struct BorrowedRecord {
     private var base: UnsafeRawPointer?
     private var count: Int
     /// The generation the record (or, for an accessor made from a key, the key) was read at.
-    private(set) var generation: UInt64
+    package private(set) var generation: UInt64
 
     /// Nothing borrowed: an accessor that has not read its record yet.
-    init() {
+    package init() {
         base = nil
         count = 0
         generation = 0
     }
 
     /// `record`, borrowed at `generation`.
-    @inline(__always)
-    init(_ record: UnsafeRawBufferPointer, at generation: UInt64) {
+    @inlinable @inline(__always)
+    package init(_ record: UnsafeRawBufferPointer, at generation: UInt64) {
         base = record.baseAddress
         count = record.count
         self.generation = generation
@@ -28,23 +28,23 @@ struct BorrowedRecord {
 
     /// No record, but a key current at `generation` (an accessor made from an index's keys:
     /// it reads its primary key from its key, and looks its record up for anything else).
-    @inline(__always)
-    init(keyOnlyAt generation: UInt64) {
+    @inlinable @inline(__always)
+    package init(keyOnlyAt generation: UInt64) {
         base = nil
         count = 0
         self.generation = generation
     }
 
     /// Whether the record is held and still valid at `generation`.
-    @inline(__always)
-    func isCurrent(at generation: UInt64) -> Bool {
+    @inlinable @inline(__always)
+    package func isCurrent(at generation: UInt64) -> Bool {
         self.generation == generation && base != nil
     }
 
     /// Calls `body` with the record, which must be current at `generation` (the caller looked
     /// it up again otherwise); a stale record stops the process rather than being read.
-    @inline(__always)
-    func read<R>(at generation: UInt64, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    @inlinable @inline(__always)
+    package func read<R>(at generation: UInt64, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         guard isCurrent(at: generation) else { staleRecord() }
         return try body(UnsafeRawBufferPointer(start: base, count: count))
     }

@@ -21,20 +21,20 @@ public import Foundation
 /// read each other's values; queries and sorts compare the values within `Decimal`'s range
 /// (38 digits, exponents -128...127).
 public struct Decimal128: Sendable {
-    enum Kind: Sendable { case finite, infinity, nan }
+    package enum Kind: Sendable { case finite, infinity, nan }
 
-    let kind: Kind
-    let isNegative: Bool
+    package let kind: Kind
+    package let isNegative: Bool
     /// Below 10^34.
-    let coefficient: UInt128
-    let exponent: Int
+    package let coefficient: UInt128
+    package let exponent: Int
 
-    static let maxDigits = 34
-    static let maxCoefficient: UInt128 = power(34) - 1
-    static let minExponent = -6176
-    static let maxExponent = 6111
+    package static let maxDigits = 34
+    package static let maxCoefficient: UInt128 = power(34) - 1
+    package static let minExponent = -6176
+    package static let maxExponent = 6111
 
-    init(kind: Kind, negative: Bool, coefficient: UInt128 = 0, exponent: Int = 0) {
+    package init(kind: Kind, negative: Bool, coefficient: UInt128 = 0, exponent: Int = 0) {
         self.kind = kind
         self.isNegative = negative
         self.coefficient = coefficient
@@ -47,7 +47,7 @@ public struct Decimal128: Sendable {
     }
 
     /// The finite value `coefficient` × 10^`exponent`, rounded to 34 digits (half to even).
-    init(negative: Bool, coefficient: UInt128, exponent: Int, roundDigit: UInt128 = 0, sticky: Bool = false) {
+    package init(negative: Bool, coefficient: UInt128, exponent: Int, roundDigit: UInt128 = 0, sticky: Bool = false) {
         var c = coefficient
         var e = exponent
         var round = roundDigit
@@ -86,16 +86,16 @@ public struct Decimal128: Sendable {
     }
 
     /// 10^0 through 10^38, the powers UInt128 holds.
-    static let powersOfTen: [UInt128] = {
+    package static let powersOfTen: [UInt128] = {
         var powers: [UInt128] = [1]
         for _ in 0..<38 { powers.append(powers.last! * 10) }
         return powers
     }()
 
     @inline(__always)
-    static func power(_ n: Int) -> UInt128 { powersOfTen[n] }
+    package static func power(_ n: Int) -> UInt128 { powersOfTen[n] }
 
-    static func digits(_ value: UInt128) -> Int {
+    package static func digits(_ value: UInt128) -> Int {
         var n = 1
         var v = value
         while v >= 10 {
@@ -151,14 +151,14 @@ extension Decimal128 {
         }
     }
 
-    static func parse(_ text: String) -> Decimal128? {
+    package static func parse(_ text: String) -> Decimal128? {
         var text = text
         return text.withUTF8 { parse(bytes: UnsafeRawBufferPointer($0)) }
     }
 
     /// Parses decimal text from `bytes` (see ``init(string:)``); `nil` if it is not a number that
     /// 34 digits hold exactly.
-    static func parse(bytes: UnsafeRawBufferPointer) -> Decimal128? {
+    package static func parse(bytes: UnsafeRawBufferPointer) -> Decimal128? {
         var start = 0
         var end = bytes.count
         while start < end && bytes[start] == 0x20 { start += 1 }
@@ -312,7 +312,7 @@ extension Decimal128 {
     }
 
     /// Parses a number that may have more than 34 digits, rounding it.
-    static func parseRounding(_ text: String) -> Decimal128 {
+    package static func parseRounding(_ text: String) -> Decimal128 {
         if let exact = parse(text) { return exact }
         // Too many digits: drop the excess, rounding, by parsing as a wider integer string.
         var digits = ""
@@ -645,48 +645,13 @@ extension Decimal128: SignedNumeric, Strideable {
     public func advanced(by n: Decimal128) -> Decimal128 { self + n }
 }
 
-// MARK: - Persisting
-
-/// Stored in a decimal column as its text, which `Decimal` reads too.
-extension Decimal128: _PersistableNonOptional {
-    public static var _rlmType: PropertyType { .decimal }
-    public static var _rlmOptional: Bool { false }
-    public static var _rlmDefaultValue: Decimal128 { Decimal128() }
-    public static func _rlmDecode(_ field: UnsafeRawBufferPointer?) -> Decimal128 {
-        guard let field, !field.isEmpty else { return Decimal128() }
-        return parse(bytes: field) ?? parseRounding(String(decoding: field, as: UTF8.self))
-    }
-    public func _rlmWithBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
-        try stringValue._rlmWithBytes(body)
-    }
-}
-
-extension Decimal128: _QueryComparable, _Indexable {}
-
-extension Decimal128 {
-    /// `value` as a `Decimal128` for a property or element of type `type` (`Decimal128` or
-    /// `Decimal128?`), as RealmSwift converts the values of `Object(value:)`: a string that
-    /// parses, an integer, a `Double`, a `Float` or a `Decimal`. `nil` for anything else.
-    static func converting(_ value: Any, to type: Any.Type) -> Decimal128? {
-        guard type == Decimal128.self || type == Decimal128?.self, !(value is Decimal128) else { return nil }
-        switch value {
-        case let v as String: return parse(v)
-        case let v as any BinaryInteger: return Decimal128(v)
-        case let v as Double: return Decimal128(v)
-        case let v as Float: return Decimal128(Double(v))
-        case let v as Decimal: return Decimal128(v)
-        default: return nil
-        }
-    }
-}
-
 extension Decimal128 {
     /// Appends bytes whose order (`memcmp`) is the values' order and which are equal for equal
     /// values: a class byte (NaN, -Inf, negative, zero, positive, +Inf), then for a finite
     /// non-zero value its adjusted exponent (biased, big-endian) and the digits of its
     /// coefficient without trailing zeros, ended by a zero byte; a negative value's bytes after
     /// the class byte inverted.
-    func appendOrderKey(to out: inout [UInt8]) {
+    package func appendOrderKey(to out: inout [UInt8]) {
         switch kind {
         case .nan: return out.append(0)
         case .infinity: return out.append(isNegative ? 1 : 5)
@@ -712,8 +677,4 @@ extension Decimal128 {
             out.append(contentsOf: body)
         }
     }
-}
-extension Decimal128: _QueryNumeric {}
-extension Decimal128: _ListAddable {
-    public var _doubleValue: Double { doubleValue }
 }

@@ -5,10 +5,10 @@
 /// Each check returns what is wrong, as a phrase that follows the property's name
 /// ("holds 7 bytes, an int takes 8"), or `nil` for sound bytes. Nothing is read outside the
 /// bytes given.
-enum FieldCheck {
+package enum FieldCheck {
     /// What is wrong with `field` as a value of kind `type`, or `nil`.
     /// - Parameter maximumKeySize: The file's largest key: a link holds an object's key.
-    static func problem(_ field: UnsafeRawBufferPointer, type: PropertyType, maximumKeySize: Int) -> String? {
+    package static func problem(_ field: UnsafeRawBufferPointer, type: PropertyType, maximumKeySize: Int) -> String? {
         if let size = type.fixedSize, field.count != size {
             return "holds \(field.count) bytes, a \(type.rawValue) takes \(size)"
         }
@@ -30,7 +30,7 @@ enum FieldCheck {
 
     /// What is wrong with `key` as an object's key, or `nil`: LMDB keys are 1 to
     /// `maximumKeySize` bytes.
-    static func keyProblem(_ key: UnsafeRawBufferPointer, maximumKeySize: Int) -> String? {
+    package static func keyProblem(_ key: UnsafeRawBufferPointer, maximumKeySize: Int) -> String? {
         if key.isEmpty { return "an empty key" }
         if key.count > maximumKeySize { return "a key of \(key.count) bytes, longer than the file's \(maximumKeySize)" }
         return nil
@@ -39,7 +39,7 @@ enum FieldCheck {
     /// What is wrong with `entry` as a map entry (see ``MapEntry``) whose values are of kind
     /// `type`, or `nil`; `nullable` says whether a value may be null. The phrase follows the
     /// entry's place ("element 3 has a key that is not UTF-8").
-    static func mapEntryProblem(_ entry: UnsafeRawBufferPointer, type: PropertyType, nullable: Bool, maximumKeySize: Int) -> String? {
+    package static func mapEntryProblem(_ entry: UnsafeRawBufferPointer, type: PropertyType, nullable: Bool, maximumKeySize: Int) -> String? {
         guard entry.count >= 3 else { return "is an entry of \(entry.count) bytes, shorter than an entry's header" }
         let n = Int(entry[0]) << 8 | Int(entry[1])
         guard entry.count >= 3 + n else { return "has a key of \(n) bytes, past the entry's \(entry.count)" }
@@ -58,7 +58,7 @@ enum FieldCheck {
 
     /// Whether `bytes` are well-formed UTF-8 (no overlong forms, surrogates or truncated
     /// sequences).
-    static func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    package static func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
         // Most text is ASCII: only what follows the first other byte goes through the decoder.
         var start = 0
         while start < bytes.count, bytes[start] < 0x80 { start += 1 }

@@ -6,8 +6,8 @@
 ///
 /// LMDBKit has the same function for its own misuse checks; this one is LMDBRealm's, since
 /// only its Storage layer may import LMDBKit.
-@inline(__always)
-func require(
+@inlinable @inline(__always)
+package func require(
     _ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String,
     file: StaticString = #file, line: UInt = #line
 ) {

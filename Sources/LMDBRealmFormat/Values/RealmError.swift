@@ -111,7 +111,7 @@ public func ~= (code: RealmError.Code, error: any Error) -> Bool {
 
 extension RealmError {
     /// The error for an encryption key given for `url`.
-    static func encryptionNotSupported(at url: URL) -> RealmError {
+    package static func encryptionNotSupported(at url: URL) -> RealmError {
         RealmError(
             .encryptionNotSupported,
             "An encryption key was given for '\(url.path)', but LMDBRealm does not encrypt files (LMDB 0.9 has no page encryption); nothing was written. Leave Realm.Configuration.encryptionKey nil and encrypt the volume the file lives on.",

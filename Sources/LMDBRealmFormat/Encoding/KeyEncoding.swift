@@ -11,12 +11,12 @@
 /// - uuid, objectId, data: the raw bytes;
 /// - decimal: the value's order key (see `Decimal128.appendOrderKey(to:)`), equal for equal
 ///   values (`1.50` and `1.5`).
-enum KeyEncoding {
-    static let nullTag: UInt8 = 0
-    static let valueTag: UInt8 = 1
+package enum KeyEncoding {
+    package static let nullTag: UInt8 = 0
+    package static let valueTag: UInt8 = 1
 
     /// Appends the key form of a record field of kind `type` to `out`.
-    static func append(_ field: UnsafeRawBufferPointer?, type: PropertyType, to out: inout [UInt8]) {
+    package static func append(_ field: UnsafeRawBufferPointer?, type: PropertyType, to out: inout [UInt8]) {
         guard let field else {
             out.append(nullTag)
             return
@@ -37,7 +37,7 @@ enum KeyEncoding {
             let v = bits & (1 << 31) != 0 ? ~bits : bits | (1 << 31)
             withUnsafeBytes(of: v.bigEndian) { out.append(contentsOf: $0) }
         case .decimal:
-            Decimal128._rlmDecode(field).appendOrderKey(to: &out)
+            StoredField.decimal128(field).appendOrderKey(to: &out)
         case .bool, .string, .uuid, .objectId, .data, .mixed, .object, .linkingObjects:
             out.append(contentsOf: field)
         }
@@ -46,8 +46,8 @@ enum KeyEncoding {
     /// Lends the key form of a record field of kind `type` to `body`: an int's nine bytes
     /// from the stack (the usual primary key, looked up once per `object(ofType:forPrimaryKey:)`),
     /// any other from an array. The bytes must not be used outside `body`.
-    @inline(__always)
-    static func withKey<R>(_ field: UnsafeRawBufferPointer?, type: PropertyType, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    @inlinable @inline(__always)
+    package static func withKey<R>(_ field: UnsafeRawBufferPointer?, type: PropertyType, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         if type == .int, let field, field.count == 8 {
             let v = UInt64(littleEndian: field.loadUnaligned(as: UInt64.self)) ^ (1 << 63)
             var key: (UInt64, UInt64) = (0, 0)
@@ -66,7 +66,7 @@ enum KeyEncoding {
     /// kind a prefix of another: the bytes of a string or data value have each zero byte
     /// followed by 0xFF and end with two zero bytes. The order stays the values' order, and a
     /// key joined after it compares only between equal values (compound index keys).
-    static func appendPrefixFree(_ field: UnsafeRawBufferPointer?, type: PropertyType, to out: inout [UInt8]) {
+    package static func appendPrefixFree(_ field: UnsafeRawBufferPointer?, type: PropertyType, to out: inout [UInt8]) {
         guard let field, type.fixedSize == nil else { return append(field, type: type, to: &out) }
         out.append(valueTag)
         for byte in field {
@@ -79,14 +79,14 @@ enum KeyEncoding {
 
     /// Appends the prefix-free form (see ``appendPrefixFree(_:type:to:)``) of a key
     /// ``append(_:type:to:)`` made, which must not have been cut.
-    static func appendPrefixFree(key: [UInt8], type: PropertyType, to out: inout [UInt8]) {
+    package static func appendPrefixFree(key: [UInt8], type: PropertyType, to out: inout [UInt8]) {
         guard type.fixedSize == nil, key.first == valueTag else { return out.append(contentsOf: key) }
         key.withUnsafeBytes { appendPrefixFree(UnsafeRawBufferPointer(rebasing: $0.dropFirst()), type: type, to: &out) }
     }
 
     /// The key for an auto-assigned object key (classes without a primary key).
-    @inline(__always)
-    static func appendBigEndian(_ v: UInt64, to out: inout [UInt8]) {
+    @inlinable @inline(__always)
+    package static func appendBigEndian(_ v: UInt64, to out: inout [UInt8]) {
         withUnsafeBytes(of: v.bigEndian) { out.append(contentsOf: $0) }
     }
 }
@@ -97,7 +97,7 @@ extension KeyEncoding {
     /// checked first: its tag, and its length for the fixed-size kinds.
     ///
     /// - Parameter out: At least `key.count` bytes; the returned field points into it.
-    static func field(ofKey key: UnsafeRawBufferPointer, type: PropertyType, into out: UnsafeMutableRawPointer) -> Record.Field {
+    package static func field(ofKey key: UnsafeRawBufferPointer, type: PropertyType, into out: UnsafeMutableRawPointer) -> Record.Field {
         guard let tag = key.first else { return .damaged("an empty key") }
         if tag == nullTag && key.count == 1 { return .null }
         guard tag == valueTag else { return .damaged("a key with tag \(tag)") }
@@ -127,11 +127,11 @@ extension KeyEncoding {
 /// A realm's buffer for primary keys decoded back into fields (see
 /// ``KeyEncoding/field(ofKey:type:into:)``), reused from read to read: a field returned from it
 /// is valid until the next decode.
-final class UnsafeKeyFieldBuffer {
-    private(set) var base: UnsafeMutableRawPointer
+package final class UnsafeKeyFieldBuffer {
+    package private(set) var base: UnsafeMutableRawPointer
     private var capacity: Int
 
-    init() {
+    package init() {
         capacity = 512  // LMDB's default maximum key size is 511 bytes
         base = .allocate(byteCount: capacity, alignment: 8)
     }
@@ -141,8 +141,8 @@ final class UnsafeKeyFieldBuffer {
     }
 
     /// The buffer, grown to at least `count` bytes.
-    @inline(__always)
-    func reserve(_ count: Int) -> UnsafeMutableRawPointer {
+    @inlinable @inline(__always)
+    package func reserve(_ count: Int) -> UnsafeMutableRawPointer {
         if count > capacity {
             base.deallocate()
             capacity = count
@@ -154,20 +154,20 @@ final class UnsafeKeyFieldBuffer {
 
 /// The key of one object in its table, kept inline when it fits in 16 bytes (integer keys,
 /// object ids, short strings) so that creating an accessor allocates nothing for it.
-struct ObjectKey: Hashable {
+package struct ObjectKey: Hashable {
     private var a: UInt64 = 0
     private var b: UInt64 = 0
     private var count: Int = 0
     private var heap: [UInt8]?
 
     /// The empty key, for objects not yet managed.
-    init() {}
+    package init() {}
 
     // Read as words and bytes, not copied through `prefix`/`dropFirst` slices (calls that cost
     // more than the copy) nor `memcpy` of a few bytes into `a`/`b` (reading them back as a word
     // stalls store forwarding): this runs once per accessor in a scan.
-    @inline(__always)
-    init(_ bytes: UnsafeRawBufferPointer) {
+    @inlinable @inline(__always)
+    package init(_ bytes: UnsafeRawBufferPointer) {
         count = bytes.count
         if count <= 16 {
             guard let base = bytes.baseAddress else { return }
@@ -179,8 +179,8 @@ struct ObjectKey: Hashable {
     }
 
     /// The word whose first `n` bytes in memory (n < 8) are those at `p`, the rest zero.
-    @inline(__always)
-    private static func word(_ p: UnsafeRawPointer, _ n: Int) -> UInt64 {
+    @inlinable @inline(__always)
+    static func word(_ p: UnsafeRawPointer, _ n: Int) -> UInt64 {
         var v: UInt64 = 0
         for i in 0..<n { v |= UInt64(p.load(fromByteOffset: i, as: UInt8.self)) << (8 * i) }
         return UInt64(littleEndian: v)
@@ -188,8 +188,8 @@ struct ObjectKey: Hashable {
 
     /// The value of a primary key of kind int (a 9-byte key, see ``KeyEncoding``), read from the
     /// words without going through memory; `nil` for any other key.
-    @inline(__always)
-    var intPrimaryKey: Int64? {
+    @inlinable @inline(__always)
+    package var intPrimaryKey: Int64? {
         guard count == 9, heap == nil else { return nil }
         let first = UInt64(littleEndian: a)  // key bytes 0 ... 7, byte 0 lowest
         guard first & 0xFF == UInt64(KeyEncoding.valueTag) else { return nil }
@@ -199,12 +199,12 @@ struct ObjectKey: Hashable {
         return Int64(bitPattern: encoded ^ (1 << 63))
     }
 
-    init(_ bytes: [UInt8]) {
+    package init(_ bytes: [UInt8]) {
         self = bytes.withUnsafeBytes { ObjectKey($0) }
     }
 
-    @inline(__always)
-    func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    @inlinable @inline(__always)
+    package func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         if let heap { return try heap.withUnsafeBytes(body) }
         var inline = (a, b)
         return try withUnsafeBytes(of: &inline) { try body(UnsafeRawBufferPointer(start: $0.baseAddress, count: count)) }

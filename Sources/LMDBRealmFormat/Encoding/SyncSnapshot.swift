@@ -117,7 +117,7 @@ package struct SyncSnapshotObject: Equatable, Sendable {
 
 extension SyncSnapshotObject {
     /// The first byte of every encoded snapshot object: its format.
-    static let format: UInt8 = 1
+    package static let format: UInt8 = 1
 
     /// The object's bytes (class and key travel beside them).
     package func encoded() -> [UInt8] {

@@ -22,7 +22,7 @@ public enum PropertyType: String, Sendable, Codable, Hashable, CaseIterable {
     case linkingObjects
 
     /// The number of bytes a value of this kind takes in a record, or `nil` if it varies.
-    var fixedSize: Int? {
+    package var fixedSize: Int? {
         switch self {
         case .bool: 1
         case .int, .double, .date: 8
@@ -34,7 +34,7 @@ public enum PropertyType: String, Sendable, Codable, Hashable, CaseIterable {
     }
 
     /// Whether a property of this kind can be a primary key.
-    var canBePrimaryKey: Bool {
+    package var canBePrimaryKey: Bool {
         switch self {
         case .int, .string, .uuid, .objectId: true
         default: false
@@ -72,7 +72,7 @@ public struct Property: Sendable, Codable, Hashable, CustomStringConvertible {
     public var isMap: Bool { _isMap ?? false }
     private let _isMap: Bool?
 
-    init(
+    package init(
         name: String, type: PropertyType, isOptional: Bool, isIndexed: Bool, isPrimary: Bool, objectClassName: String? = nil,
         isArray: Bool = false, linkOriginPropertyName: String? = nil, isSet: Bool = false, isMap: Bool = false
     ) {
@@ -97,10 +97,10 @@ public struct Property: Sendable, Codable, Hashable, CustomStringConvertible {
 
     /// Whether the property has an index database: a declared secondary index, or a link,
     /// whose index is its backlinks (the target's key → the keys of the objects linking to it).
-    var hasIndex: Bool { !isArray && ((isIndexed && !isPrimary) || type == .object) }
+    package var hasIndex: Bool { !isArray && ((isIndexed && !isPrimary) || type == .object) }
 
     /// The kind as a model declares it: the kind's name, or the linked class's.
-    var typeName: String {
+    package var typeName: String {
         let element = objectClassName ?? type.rawValue
         if type == .linkingObjects { return "LinkingObjects<\(element)>" }
         if isMap { return "Map<string, \(element)\(isOptional ? "?" : "")>" }
@@ -131,7 +131,7 @@ public struct ObjectSchema: Sendable, Codable, Hashable, CustomStringConvertible
     public var isEmbedded: Bool { _isEmbedded ?? false }
     private let _isEmbedded: Bool?
 
-    init(
+    package init(
         className: String, properties: [Property], compoundIndexes: [[String]] = [], coveringIndexes: [[String]] = [],
         isEmbedded: Bool = false
     ) {
@@ -155,7 +155,7 @@ public struct ObjectSchema: Sendable, Codable, Hashable, CustomStringConvertible
     /// The names of the properties with an index database (declared indexes and links), and
     /// each compound index as its property names joined with "+" (a covering one after
     /// "covering:").
-    var indexedNames: Set<String> {
+    package var indexedNames: Set<String> {
         Set(properties.filter(\.hasIndex).map(\.name)).union(compoundIndexes.map { $0.joined(separator: "+") })
             .union(coveringIndexes.map { "covering:" + $0.joined(separator: "+") })
     }
@@ -170,7 +170,7 @@ public struct ObjectSchema: Sendable, Codable, Hashable, CustomStringConvertible
     /// Every difference between the schema stored in a file (`self`) and `declared`, one
     /// line each, for a schema-mismatch error. Reordered properties and index changes are no
     /// differences.
-    func differences(from declared: ObjectSchema) -> [String] {
+    package func differences(from declared: ObjectSchema) -> [String] {
         var lines: [String] = []
         let stored = Dictionary(uniqueKeysWithValues: properties.map { ($0.name, $0) })
         let now = Dictionary(uniqueKeysWithValues: declared.properties.map { ($0.name, $0) })

@@ -72,7 +72,7 @@ package struct SyncValue: Equatable, Sendable {
 
 extension SyncChangeSet {
     /// The first byte of every encoded change set: its format.
-    static let format: UInt8 = 1
+    package static let format: UInt8 = 1
 
     /// The change set's bytes.
     package func encoded() -> [UInt8] {
@@ -121,7 +121,7 @@ extension SyncChangeSet {
 extension SyncValue {
     /// The bytes of an embedded object whose properties have `values`: how it travels, as the
     /// value of its parent's property.
-    static func encodedObject(_ values: [SyncValue]) -> [UInt8] {
+    package static func encodedObject(_ values: [SyncValue]) -> [UInt8] {
         var out: [UInt8] = []
         SyncBytes.appendVarint(UInt64(values.count), to: &out)
         for value in values { value.append(to: &out) }
@@ -129,7 +129,7 @@ extension SyncValue {
     }
 
     /// The property values of the embedded object of class `className` that `bytes` encode.
-    static func decodedObject(_ bytes: [UInt8], of className: String) throws -> [SyncValue] {
+    package static func decodedObject(_ bytes: [UInt8], of className: String) throws -> [SyncValue] {
         var reader = SyncBytes.Reader(bytes)
         let count = try reader.count("values of an embedded '\(className)'")
         var values: [SyncValue] = []
@@ -140,7 +140,7 @@ extension SyncValue {
     }
 
     /// Appends the value's bytes (as change sets and snapshots hold them) to `out`.
-    func append(to out: inout [UInt8]) {
+    package func append(to out: inout [UInt8]) {
         SyncBytes.appendBytes(Array(property.utf8), to: &out)
         SyncBytes.appendBytes(Array(type.utf8), to: &out)
         switch field {
@@ -160,7 +160,7 @@ extension SyncValue {
     }
 
     /// Reads a value of an object of `className` that ``append(to:)`` wrote.
-    init(reading reader: inout SyncBytes.Reader, of className: String) throws {
+    package init(reading reader: inout SyncBytes.Reader, of className: String) throws {
         property = try reader.string("property name")
         type = try reader.string("property kind")
         let tag = try reader.byte("value tag")
@@ -187,13 +187,13 @@ extension SyncValue {
 extension SyncStamp {
     /// Appends the stamp's bytes (its clock, then its node's name) as change sets and
     /// snapshots hold them.
-    func append(to out: inout [UInt8]) {
+    package func append(to out: inout [UInt8]) {
         SyncBytes.appendWord(clock, to: &out)
         SyncBytes.appendBytes(Array(node.utf8), to: &out)
     }
 
     /// Reads a stamp that ``append(to:)`` wrote; `what` names it in errors.
-    init(reading reader: inout SyncBytes.Reader, _ what: String) throws {
+    package init(reading reader: inout SyncBytes.Reader, _ what: String) throws {
         let clock = try reader.word("\(what) clock")
         self.init(clock: clock, node: try reader.string("\(what) node"))
     }
@@ -201,12 +201,12 @@ extension SyncStamp {
 
 /// The byte forms of change sets and the sync state: unsigned LEB128 varints, length-prefixed
 /// byte strings, 8-byte big-endian words.
-enum SyncBytes {
-    struct Malformed: Error, CustomStringConvertible {
-        let description: String
+package enum SyncBytes {
+    package struct Malformed: Error, CustomStringConvertible {
+        package let description: String
     }
 
-    static func appendVarint(_ value: UInt64, to out: inout [UInt8]) {
+    package static func appendVarint(_ value: UInt64, to out: inout [UInt8]) {
         var v = value
         while v >= 0x80 {
             out.append(UInt8(truncatingIfNeeded: v) | 0x80)
@@ -215,13 +215,13 @@ enum SyncBytes {
         out.append(UInt8(v))
     }
 
-    static func appendBytes(_ bytes: [UInt8], to out: inout [UInt8]) {
+    package static func appendBytes(_ bytes: [UInt8], to out: inout [UInt8]) {
         appendVarint(UInt64(bytes.count), to: &out)
         out.append(contentsOf: bytes)
     }
 
     /// A tag byte (0 for `nil`, 1 otherwise), then the bytes if any.
-    static func appendOptionalBytes(_ bytes: [UInt8]?, to out: inout [UInt8]) {
+    package static func appendOptionalBytes(_ bytes: [UInt8]?, to out: inout [UInt8]) {
         if let bytes {
             out.append(1)
             appendBytes(bytes, to: &out)
@@ -230,35 +230,35 @@ enum SyncBytes {
         }
     }
 
-    static func appendWord(_ value: UInt64, to out: inout [UInt8]) {
+    package static func appendWord(_ value: UInt64, to out: inout [UInt8]) {
         withUnsafeBytes(of: value.bigEndian) { out.append(contentsOf: $0) }
     }
 
-    static func word(_ bytes: some Collection<UInt8>) -> UInt64 {
+    package static func word(_ bytes: some Collection<UInt8>) -> UInt64 {
         bytes.prefix(8).reduce(0) { $0 << 8 | UInt64($1) }
     }
 
     /// Reads what the `append` functions wrote; every read names what it reads, for the error.
-    struct Reader {
+    package struct Reader {
         private let bytes: [UInt8]
         private var offset = 0
 
-        init(_ bytes: [UInt8]) { self.bytes = bytes }
+        package init(_ bytes: [UInt8]) { self.bytes = bytes }
 
-        var isAtEnd: Bool { offset == bytes.count }
-        var remaining: Int { bytes.count - offset }
+        package var isAtEnd: Bool { offset == bytes.count }
+        package var remaining: Int { bytes.count - offset }
 
         private func truncated(_ what: String) -> Malformed {
             Malformed(description: "the bytes end inside the \(what) at offset \(offset)")
         }
 
-        mutating func byte(_ what: String) throws -> UInt8 {
+        package mutating func byte(_ what: String) throws -> UInt8 {
             guard offset < bytes.count else { throw truncated(what) }
             defer { offset += 1 }
             return bytes[offset]
         }
 
-        mutating func varint(_ what: String) throws -> UInt64 {
+        package mutating func varint(_ what: String) throws -> UInt64 {
             var value: UInt64 = 0
             var shift: UInt64 = 0
             while true {
@@ -271,13 +271,13 @@ enum SyncBytes {
         }
 
         /// A count of items that follow, each taking at least one byte.
-        mutating func count(_ what: String) throws -> Int {
+        package mutating func count(_ what: String) throws -> Int {
             let n = try varint(what)
             guard n <= UInt64(remaining) else { throw Malformed(description: "\(n) \(what) cannot fit in the \(remaining) bytes left") }
             return Int(n)
         }
 
-        mutating func bytes(_ what: String) throws -> [UInt8] {
+        package mutating func bytes(_ what: String) throws -> [UInt8] {
             let n = try varint(what)
             guard n <= UInt64(remaining) else { throw truncated(what) }
             defer { offset += Int(n) }
@@ -285,11 +285,11 @@ enum SyncBytes {
         }
 
         /// What ``SyncBytes/appendOptionalBytes(_:to:)`` wrote.
-        mutating func optionalBytes(_ what: String) throws -> [UInt8]? {
+        package mutating func optionalBytes(_ what: String) throws -> [UInt8]? {
             try byte("\(what) tag") == 0 ? nil : try bytes(what)
         }
 
-        mutating func string(_ what: String) throws -> String {
+        package mutating func string(_ what: String) throws -> String {
             let b = try bytes(what)
             guard let s = String(validating: b, as: UTF8.self) else {
                 throw Malformed(description: "the \(what) before offset \(offset) is not UTF-8")
@@ -297,7 +297,7 @@ enum SyncBytes {
             return s
         }
 
-        mutating func word(_ what: String) throws -> UInt64 {
+        package mutating func word(_ what: String) throws -> UInt64 {
             guard remaining >= 8 else { throw truncated(what) }
             defer { offset += 8 }
             return SyncBytes.word(bytes[offset..<offset + 8])

@@ -17,17 +17,17 @@ import CHotPaths
 /// straight from the memory map. Integers and floating-point values are little-endian. The
 /// checksum is checked on every read when the configuration asks for it, and always by
 /// `verify`: LMDB keeps no checksums, and a flipped bit would otherwise read as another value.
-enum Record {
+package enum Record {
     /// The version written: with a checksum.
-    static let version: UInt8 = 2
+    package static let version: UInt8 = 2
     /// The version of records written before checksums, still read.
-    static let uncheckedVersion: UInt8 = 1
-    static let checksumSize = 4
-    static let nullBit: UInt32 = 1 << 31
-    static let offsetMask: UInt32 = ~nullBit
+    package static let uncheckedVersion: UInt8 = 1
+    package static let checksumSize = 4
+    package static let nullBit: UInt32 = 1 << 31
+    package static let offsetMask: UInt32 = ~nullBit
 
-    @inline(__always)
-    static func headerSize(columns: Int) -> Int { 4 + 4 * columns }
+    @inlinable @inline(__always)
+    package static func headerSize(columns: Int) -> Int { 4 + 4 * columns }
 
     /// Checks the header of a record read from disk before anything trusts it: format
     /// version, column count, and room for the offset table. Each field is checked when read
@@ -35,8 +35,8 @@ enum Record {
     /// field's check, not all of them.
     ///
     /// - Returns: `nil` if the header is sound, else what is wrong with it.
-    @inline(__always)
-    static func checkHeader(_ record: UnsafeRawBufferPointer, columns: Int) -> String? {
+    @inlinable @inline(__always)
+    package static func checkHeader(_ record: UnsafeRawBufferPointer, columns: Int) -> String? {
         guard record.count >= 4, record[0] == version || record[0] == uncheckedVersion,
             Int(UInt16(littleEndian: record.loadUnaligned(fromByteOffset: 2, as: UInt16.self))) == columns,
             record.count >= headerSize(columns: columns) + trailerSize(record.baseAddress!)
@@ -53,15 +53,15 @@ enum Record {
     }
 
     /// The bytes after the data area: the checksum of a record of the current version.
-    @inline(__always)
-    static func trailerSize(_ record: UnsafeRawPointer) -> Int {
+    @inlinable @inline(__always)
+    package static func trailerSize(_ record: UnsafeRawPointer) -> Int {
         record.load(as: UInt8.self) == version ? checksumSize : 0
     }
 
     /// What is wrong with the checksum of a record whose header passed
     /// ``checkHeader(_:columns:)``; `nil` if it matches (or the record has none).
     @inline(__always)
-    static func checksumProblem(_ record: UnsafeRawBufferPointer) -> String? {
+    package static func checksumProblem(_ record: UnsafeRawBufferPointer) -> String? {
         guard record[0] == version else { return nil }
         let body = record.count - checksumSize
         let stored = UInt32(littleEndian: record.loadUnaligned(fromByteOffset: body, as: UInt32.self))
@@ -72,7 +72,7 @@ enum Record {
 
     /// `record` with its checksum computed again over its bytes: what a writer that made the
     /// damage itself would store (tests of the checks behind the checksum use it).
-    static func resealed(_ record: [UInt8]) -> [UInt8] {
+    package static func resealed(_ record: [UInt8]) -> [UInt8] {
         guard record.count >= 4 + checksumSize, record[0] == version else { return record }
         var bytes = record
         let body = bytes.count - checksumSize
@@ -87,7 +87,7 @@ enum Record {
     }
 
     /// The result of reading one field.
-    enum Field {
+    package enum Field {
         case value(UnsafeRawBufferPointer)
         case null
         /// The offset table points outside the record, or a fixed-size field has another size.
@@ -97,8 +97,8 @@ enum Record {
     /// The bytes of `column` in a record of `size` bytes whose header passed
     /// ``checkHeader(_:columns:)``, checked against the record's bounds and, when
     /// `fixedSize` is positive, against that size.
-    @inline(__always)
-    static func field(_ record: UnsafeRawPointer, size: Int, column: Int, fixedSize: Int32) -> Field {
+    @inlinable @inline(__always)
+    package static func field(_ record: UnsafeRawPointer, size: Int, column: Int, fixedSize: Int32) -> Field {
         let n = Int(UInt16(littleEndian: record.loadUnaligned(fromByteOffset: 2, as: UInt16.self)))
         let raw = UInt32(littleEndian: record.loadUnaligned(fromByteOffset: 4 + 4 * column, as: UInt32.self))
         if raw & nullBit != 0 { return .null }
@@ -122,7 +122,7 @@ enum Record {
 
 /// Builds records into one reusable buffer, so encoding an object allocates nothing once the
 /// buffer has grown to fit.
-final class RecordWriter {
+package final class RecordWriter {
     private var buffer: UnsafeMutableRawPointer
     private var capacity: Int
     private var count = 0
@@ -132,7 +132,7 @@ final class RecordWriter {
     /// Whether the checksum follows the fields (it is added once the record is finished).
     private var sealed = false
 
-    init(capacity: Int = 4096) {
+    package init(capacity: Int = 4096) {
         self.capacity = capacity
         buffer = .allocate(byteCount: capacity, alignment: 8)
     }
@@ -141,8 +141,8 @@ final class RecordWriter {
         buffer.deallocate()
     }
 
-    @inline(__always)
-    private func reserve(_ extra: Int) {
+    @inlinable @inline(__always)
+    func reserve(_ extra: Int) {
         if count + extra > capacity { grow(count + extra) }
     }
 
@@ -157,7 +157,7 @@ final class RecordWriter {
     }
 
     /// Starts a record of `columns` columns, discarding the previous one.
-    func begin(columns: Int) {
+    package func begin(columns: Int) {
         self.columns = columns
         column = 0
         count = 0
@@ -172,8 +172,8 @@ final class RecordWriter {
     }
 
     /// Appends the next column's bytes, or a null.
-    @inline(__always)
-    func append(_ field: UnsafeRawBufferPointer?) {
+    @inlinable @inline(__always)
+    package func append(_ field: UnsafeRawBufferPointer?) {
         require(column < columns && !sealed, "record has more fields than columns")
         var entry: UInt32
         if let field {
@@ -190,7 +190,7 @@ final class RecordWriter {
     }
 
     /// The finished record, with its checksum.
-    func withRecord<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    package func withRecord<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         require(column == columns, "record has \(column) of its \(columns) fields")
         if !sealed {
             reserve(Record.checksumSize)

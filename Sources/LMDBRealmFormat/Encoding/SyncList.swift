@@ -17,12 +17,12 @@ package struct SyncElementID: Comparable, Hashable, Sendable, CustomStringConver
 
     package var description: String { "\(stamp)#\(index)" }
 
-    func append(to out: inout [UInt8]) {
+    package func append(to out: inout [UInt8]) {
         stamp.append(to: &out)
         SyncBytes.appendVarint(UInt64(index), to: &out)
     }
 
-    init(reading reader: inout SyncBytes.Reader) throws {
+    package init(reading reader: inout SyncBytes.Reader) throws {
         let stamp = try SyncStamp(reading: &reader, "element")
         let index = try reader.varint("element index")
         guard index <= UInt64(UInt32.max) else { throw SyncBytes.Malformed(description: "element index \(index) is too large") }
@@ -181,7 +181,7 @@ package struct SyncList: Equatable, Sendable {
 }
 
 extension SyncListOperation {
-    func append(to out: inout [UInt8]) {
+    package func append(to out: inout [UInt8]) {
         switch self {
         case .insert(let id, let after, let value):
             out.append(1)
@@ -199,7 +199,7 @@ extension SyncListOperation {
         }
     }
 
-    init(reading reader: inout SyncBytes.Reader) throws {
+    package init(reading reader: inout SyncBytes.Reader) throws {
         let kind = try reader.byte("list operation")
         switch kind {
         case 1:

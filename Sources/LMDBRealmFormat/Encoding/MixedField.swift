@@ -4,9 +4,9 @@ import Foundation
 /// byte naming its kind, then the kind's own field bytes. A link stores the target's class
 /// name (its length in one byte, then its UTF-8) before the target's key. A null is a null
 /// field, as for any optional.
-enum MixedField {
+package enum MixedField {
     /// The tag of each kind a mixed value can hold.
-    static func tag(_ type: PropertyType) -> UInt8 {
+    package static func tag(_ type: PropertyType) -> UInt8 {
         switch type {
         case .bool: 1
         case .int: 2
@@ -26,14 +26,14 @@ enum MixedField {
     private static let kinds: [PropertyType?] = [nil, .bool, .int, .float, .double, .decimal, .string, .data, .date, .objectId, .uuid, .object]
 
     /// The stored bytes of a value of kind `type` whose own field bytes are `payload`.
-    static func encode(_ type: PropertyType, _ payload: UnsafeRawBufferPointer) -> [UInt8] {
+    package static func encode(_ type: PropertyType, _ payload: UnsafeRawBufferPointer) -> [UInt8] {
         var out: [UInt8] = [tag(type)]
         out.append(contentsOf: payload)
         return out
     }
 
     /// The stored bytes of a link to the object of `className` stored under `key`.
-    static func encodeLink(className: String, key: UnsafeRawBufferPointer) -> [UInt8] {
+    package static func encodeLink(className: String, key: UnsafeRawBufferPointer) -> [UInt8] {
         let name = Array(className.utf8.prefix(255))
         var out: [UInt8] = [tag(.object), UInt8(name.count)]
         out.append(contentsOf: name)
@@ -43,7 +43,7 @@ enum MixedField {
 
     /// The kind of a stored mixed value and its own field bytes; `nil` for bytes that are not
     /// one (checked, never trusted).
-    static func split(_ field: UnsafeRawBufferPointer) -> (type: PropertyType, payload: UnsafeRawBufferPointer)? {
+    package static func split(_ field: UnsafeRawBufferPointer) -> (type: PropertyType, payload: UnsafeRawBufferPointer)? {
         guard let first = field.first, Int(first) < kinds.count, let type = kinds[Int(first)] else { return nil }
         let payload = UnsafeRawBufferPointer(rebasing: field[1...])
         if let size = type.fixedSize, payload.count != size { return nil }
@@ -51,7 +51,7 @@ enum MixedField {
     }
 
     /// The class name and key of a stored link's payload; `nil` if damaged.
-    static func link(_ payload: UnsafeRawBufferPointer) -> (className: String, key: UnsafeRawBufferPointer)? {
+    package static func link(_ payload: UnsafeRawBufferPointer) -> (className: String, key: UnsafeRawBufferPointer)? {
         guard let n = payload.first.map(Int.init), payload.count > 1 + n else { return nil }
         let name = String(decoding: UnsafeRawBufferPointer(rebasing: payload[1..<(1 + n)]), as: UTF8.self)
         return (name, UnsafeRawBufferPointer(rebasing: payload[(1 + n)...]))
@@ -59,7 +59,7 @@ enum MixedField {
 
     /// The rank of a kind in the order of mixed values: booleans, then numbers (compared by
     /// value across kinds), strings, data, dates, object identifiers, UUIDs, links.
-    static func rank(_ type: PropertyType) -> Int {
+    package static func rank(_ type: PropertyType) -> Int {
         switch type {
         case .bool: 0
         case .int, .float, .double, .decimal: 1

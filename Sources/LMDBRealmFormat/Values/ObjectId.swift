@@ -36,13 +36,13 @@ public struct ObjectId: Sendable, Hashable, Comparable, Codable, CustomStringCon
     }
 
     /// The ObjectId `string` spells (24 hexadecimal digits), or `nil`.
-    init?(parsing string: String) {
+    package init?(parsing string: String) {
         guard case .success(let id) = ObjectId.parse(string) else { return nil }
         self = id
     }
 
     private struct ParseFailure: Error {
-        let reason: String
+        package let reason: String
     }
 
     private static func parse(_ string: String) -> Result<ObjectId, ParseFailure> {
@@ -148,8 +148,8 @@ public struct ObjectId: Sendable, Hashable, Comparable, Codable, CustomStringCon
 }
 
 /// The lowercase hexadecimal digit of `nibble` (0…15), as an ASCII byte.
-@inline(__always)
-private func hexASCII(_ nibble: UInt8) -> UInt8 {
+@inlinable @inline(__always)
+func hexASCII(_ nibble: UInt8) -> UInt8 {
     nibble < 10 ? 0x30 + nibble : 0x61 + nibble - 10
 }
 
@@ -163,21 +163,6 @@ private func hexValue(_ c: UInt8) -> UInt8? {
 }
 
 private enum ObjectIdGenerator {
-    static let processUnique: [UInt8] = (0..<5).map { _ in UInt8.random(in: 0...255) }
-    static let counter = Atomic<UInt32>(UInt32.random(in: 0..<0xFF_FFFF))
-}
-
-extension ObjectId: _PersistableNonOptional, _PrimaryKey, _Indexable {
-    public static var _rlmType: PropertyType { .objectId }
-    public static var _rlmOptional: Bool { false }
-    /// A new object's value, as in RealmSwift: a generated identifier (an accessor of a stored
-    /// object, whose value is read from the file, skips the work).
-    public static var _rlmDefaultValue: ObjectId { ColumnCounter.isMakingAccessor ? ObjectId() : generate() }
-    public static func _rlmDecode(_ field: UnsafeRawBufferPointer?) -> ObjectId {
-        guard let field, field.count == 12 else { return ObjectId() }
-        return ObjectId(bytes: field)!
-    }
-    public func _rlmWithBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
-        try withUnsafeBytes(of: bytes) { try body($0) }
-    }
+    package static let processUnique: [UInt8] = (0..<5).map { _ in UInt8.random(in: 0...255) }
+    package static let counter = Atomic<UInt32>(UInt32.random(in: 0..<0xFF_FFFF))
 }
