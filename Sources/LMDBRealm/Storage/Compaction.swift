@@ -30,7 +30,7 @@ extension StoreFile {
             var environmentOptions = Environment.Options()
             environmentOptions.mapSize = options.maximumFileSize
             environmentOptions.maximumMapSize = options.maximumFileSize
-            environmentOptions.maxDatabases = 256
+            environmentOptions.maxDatabases = StoreFile.maximumDatabases
             environmentOptions.noLock = true
             environmentOptions.readOnly = true
             let environment = try Environment.open(path: url.path, options: environmentOptions)
@@ -45,7 +45,7 @@ extension StoreFile {
             var copyOptions = Environment.Options()
             copyOptions.mapSize = options.maximumFileSize
             copyOptions.maximumMapSize = options.maximumFileSize
-            copyOptions.maxDatabases = 256
+            copyOptions.maxDatabases = StoreFile.maximumDatabases
             copyOptions.fileMode = 0o600
             guard try environment.writeCopy(of: txn.unsafe, names: names, to: temporary.path, options: copyOptions) else {
                 throw RealmError(.fileAccess, "Cannot compact the realm at '\(url.path)': its databases changed while copying", fileURL: url)

@@ -249,7 +249,7 @@ extension StoreFile {
         var options = Environment.Options()
         options.mapSize = environment.info().mapSize
         options.maximumMapSize = options.mapSize
-        options.maxDatabases = 256
+        options.maxDatabases = StoreFile.maximumDatabases
         options.fileMode = 0o600
         do {
             let names = try environment.openAllDatabases()

@@ -11,6 +11,11 @@ final class StoreFile: @unchecked Sendable {
     // @unchecked Sendable: `tables`, `classesByName` and the catalog and sync state below are
     // only touched under `lock`; the rest is a `let` or set once while the file is loaded.
 
+    /// How many named databases an environment of a file may open (`mdb_env_set_maxdbs`): the
+    /// meta and catalog databases, each class's table, its indexes and its backlinks. The file,
+    /// its compacted copies and its rewrites during a schema change all open it with this.
+    static let maximumDatabases = 256
+
     let environment: Environment
     let url: URL
     let readOnly: Bool
@@ -161,7 +166,7 @@ final class StoreFile: @unchecked Sendable {
         options.mapSize = configuration.maximumFileSize
         options.maximumMapSize = configuration.maximumFileSize
         options.maxReaders = configuration.maximumNumberOfReaders
-        options.maxDatabases = 256
+        options.maxDatabases = StoreFile.maximumDatabases
         options.readOnly = configuration.readOnly
         options.fileMode = 0o600
         if configuration.isInMemory { options.durability = .noSync }

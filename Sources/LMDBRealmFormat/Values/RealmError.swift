@@ -98,6 +98,7 @@ public struct RealmError: Swift.Error, Sendable, Equatable, CustomStringConverti
     public static let tooManyReaders = Code.tooManyReaders
     public static let readOnly = Code.readOnly
     public static let noSpace = Code.noSpace
+    public static let encryptionNotSupported = Code.encryptionNotSupported
     public static let tooManyActiveVersions = Code.tooManyActiveVersions
     public static let outOfDiskSpace = Code.outOfDiskSpace
     public static let unsupportedFileFormatVersion = Code.unsupportedFileFormatVersion
