@@ -151,6 +151,10 @@ int lmdbkit_compare_keys(const void *a, size_t a_size, const void *b, size_t b_s
     return a_size < b_size ? -1 : a_size > b_size;
 }
 
+int lmdbkit_compare_values(const lmdbkit_value *a, const lmdbkit_value *b) {
+    return lmdbkit_compare_keys(a->mv_data, a->mv_size, b->mv_data, b->mv_size);
+}
+
 // MARK: - Pending index entries
 
 typedef lmdbrealm_pending_entry entry;

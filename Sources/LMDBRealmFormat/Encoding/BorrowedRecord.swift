@@ -5,13 +5,15 @@
 /// change inside a write and the end of a write move the realm's generation on, and the pages
 /// behind the record may then be reused. So the record is only ever read through
 /// ``read(at:_:)``, which checks the generation, and its bytes are not kept anywhere else.
+@usableFromInline
 package struct BorrowedRecord {
-    private var base: UnsafeRawPointer?
-    private var count: Int
+    @usableFromInline var base: UnsafeRawPointer?
+    @usableFromInline var count: Int
     /// The generation the record (or, for an accessor made from a key, the key) was read at.
-    package private(set) var generation: UInt64
+    @usableFromInline package private(set) var generation: UInt64
 
     /// Nothing borrowed: an accessor that has not read its record yet.
+    @inlinable
     package init() {
         base = nil
         count = 0
@@ -49,7 +51,7 @@ package struct BorrowedRecord {
         return try body(UnsafeRawBufferPointer(start: base, count: count))
     }
 
-    private func staleRecord() -> Never {
+    @usableFromInline func staleRecord() -> Never {
         fatalError("A record was read after the version it was borrowed from changed")
     }
 }

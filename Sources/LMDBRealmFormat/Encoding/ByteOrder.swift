@@ -1,8 +1,9 @@
-import Foundation
+public import Foundation
 
 /// Byte strings compared as LMDB compares keys (`memcmp` order, a shorter string before a
 /// longer one it begins), and compared for equality. Every byte comparison of the object store
 /// goes through here.
+@usableFromInline
 package enum ByteOrder {
     /// Negative, zero or positive as `a` sorts before, with, or after `b`.
     @inlinable @inline(__always)

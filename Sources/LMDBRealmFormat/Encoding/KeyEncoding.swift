@@ -11,12 +11,13 @@
 /// - uuid, objectId, data: the raw bytes;
 /// - decimal: the value's order key (see `Decimal128.appendOrderKey(to:)`), equal for equal
 ///   values (`1.50` and `1.5`).
+@usableFromInline
 package enum KeyEncoding {
-    package static let nullTag: UInt8 = 0
-    package static let valueTag: UInt8 = 1
+    @inlinable package static var nullTag: UInt8 { 0 }
+    @inlinable package static var valueTag: UInt8 { 1 }
 
     /// Appends the key form of a record field of kind `type` to `out`.
-    package static func append(_ field: UnsafeRawBufferPointer?, type: PropertyType, to out: inout [UInt8]) {
+    @usableFromInline package static func append(_ field: UnsafeRawBufferPointer?, type: PropertyType, to out: inout [UInt8]) {
         guard let field else {
             out.append(nullTag)
             return
@@ -127,9 +128,11 @@ extension KeyEncoding {
 /// A realm's buffer for primary keys decoded back into fields (see
 /// ``KeyEncoding/field(ofKey:type:into:)``), reused from read to read: a field returned from it
 /// is valid until the next decode.
+@usableFromInline
 package final class UnsafeKeyFieldBuffer {
-    package private(set) var base: UnsafeMutableRawPointer
-    private var capacity: Int
+    // Exclusivity is unchecked: a buffer belongs to one realm and is used on its thread.
+    @exclusivity(unchecked) @usableFromInline package private(set) var base: UnsafeMutableRawPointer
+    @exclusivity(unchecked) @usableFromInline var capacity: Int
 
     package init() {
         capacity = 512  // LMDB's default maximum key size is 511 bytes
@@ -154,14 +157,31 @@ package final class UnsafeKeyFieldBuffer {
 
 /// The key of one object in its table, kept inline when it fits in 16 bytes (integer keys,
 /// object ids, short strings) so that creating an accessor allocates nothing for it.
-package struct ObjectKey: Hashable {
-    private var a: UInt64 = 0
-    private var b: UInt64 = 0
-    private var count: Int = 0
-    private var heap: [UInt8]?
+@usableFromInline
+package struct ObjectKey: Hashable, Sendable {
+    @usableFromInline var a: UInt64 = 0
+    @usableFromInline var b: UInt64 = 0
+    @usableFromInline var count: Int = 0
+    @usableFromInline var heap: [UInt8]?
 
     /// The empty key, for objects not yet managed.
+    @inlinable
     package init() {}
+
+    // Equality and hashing written out (they are what the derived ones do, field by field) so
+    // that they inline where sets and dictionaries of keys are used, above this target.
+    @inlinable
+    package static func == (lhs: ObjectKey, rhs: ObjectKey) -> Bool {
+        lhs.a == rhs.a && lhs.b == rhs.b && lhs.count == rhs.count && lhs.heap == rhs.heap
+    }
+
+    @inlinable
+    package func hash(into hasher: inout Hasher) {
+        hasher.combine(a)
+        hasher.combine(b)
+        hasher.combine(count)
+        hasher.combine(heap)
+    }
 
     // Read as words and bytes, not copied through `prefix`/`dropFirst` slices (calls that cost
     // more than the copy) nor `memcpy` of a few bytes into `a`/`b` (reading them back as a word
