@@ -54,15 +54,25 @@ let package = Package(
             dependencies: ["CHotPaths"],
             swiftSettings: strict
         ),
+        // Storage: the file's tables, indexes, lists and backlinks, the write session, the
+        // query executor and its plans, group commit, change logs, verification, sync's
+        // outbox. The only layer that imports LMDBKit.
+        .target(
+            name: "LMDBRealmStorage",
+            dependencies: ["LMDBRealmFormat", "LMDBKit", "CHotPaths"],
+            swiftSettings: strict
+        ),
+        // The object layer: Object and @Persisted, Realm, query building, Results,
+        // notifications.
         .target(
             name: "LMDBRealm",
-            dependencies: ["LMDBRealmFormat", "LMDBKit", "CHotPaths"],
+            dependencies: ["LMDBRealmFormat", "LMDBRealmStorage", "CHotPaths"],
             swiftSettings: strict
         ),
         .target(
             name: "LMDBRealmSync",
             dependencies: [
-                "LMDBRealm",
+                "LMDBRealm", "LMDBRealmStorage",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Sync"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Sync"])),
             ],
@@ -146,7 +156,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LMDBRealmSyncTests",
-            dependencies: ["LMDBRealmSync", "LMDBRealm", "SyncTestSupport", "TestSupport", "ArticleCache", "ArticleCacheKit", "Inspector"],
+            dependencies: ["LMDBRealmSync", "LMDBRealm", "LMDBRealmStorage", "SyncTestSupport", "TestSupport", "ArticleCache", "ArticleCacheKit", "Inspector"],
             swiftSettings: strict
         ),
         .testTarget(
@@ -156,7 +166,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LMDBRealmTests",
-            dependencies: ["LMDBRealm", "LMDBKit", "CHotPaths", "TestSupport", "RealmTestHelper"],
+            dependencies: ["LMDBRealm", "LMDBRealmStorage", "LMDBKit", "CHotPaths", "TestSupport", "RealmTestHelper"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -6,7 +6,7 @@ internal import CLMDB
 /// ``Environment/database(named:)``, ``Environment/createDatabase(named:flags:)`` or, inside a
 /// write, ``Transaction/createDatabase(named:flags:)``.
 public struct Database: Sendable, Hashable {
-    package let dbi: UInt32
+    @usableFromInline package let dbi: UInt32
     /// The database's name in the environment.
     public let name: String
 

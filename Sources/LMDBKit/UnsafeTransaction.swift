@@ -6,6 +6,7 @@ import Foundation
 /// It is valid only while the ``Transaction`` it came from is open (and, for a read
 /// transaction, not reset). Values it returns point into the memory map: they are valid until
 /// the transaction ends or, in a write transaction, until the next change.
+@usableFromInline
 package struct UnsafeTransaction {
     @usableFromInline let handle: OpaquePointer
     let state: Transaction.State
@@ -38,7 +39,7 @@ package struct UnsafeTransaction {
     }
 
     /// The corresponding LMDB function is `mdb_get`.
-    package func get(_ dbi: UInt32, key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
+    @usableFromInline package func get(_ dbi: UInt32, key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val()
         let rc = lmdb("mdb_get") { mdb_get(handle, MDB_dbi(dbi), &k, &v) }

@@ -1,6 +1,7 @@
 #if Sync
     public import Foundation
     public import LMDBRealm
+    import LMDBRealmStorage
     internal import Logging
     internal import PostgresNIO
     import Synchronization

@@ -2,6 +2,7 @@
     import ArticleCacheKit
     import Foundation
     import LMDBRealm
+    import LMDBRealmStorage
     import LMDBRealmSync
     import SyncTestSupport
     import TestSupport

@@ -1,6 +1,7 @@
 #if Sync
     import Foundation
     import LMDBRealm
+    import LMDBRealmStorage
     import LMDBRealmSync
     import SyncTestSupport
     import TestSupport

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 /// A change to a collection of objects, delivered to ``Results/observe(keyPaths:_:)`` and
 /// through ``Results/changes``.

@@ -4,6 +4,7 @@ import Synchronization
 #if canImport(Glibc)
 import Glibc
 import LMDBRealmFormat
+import LMDBRealmStorage
 #endif
 
 /// One per file per process: learns of every commit to the file and tells the realms that

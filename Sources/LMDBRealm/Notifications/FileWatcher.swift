@@ -3,6 +3,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 import LMDBRealmFormat
+import LMDBRealmStorage
 #endif
 
 /// Learns of other processes' commits for every file this process watches: one inotify

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 extension Realm {
     /// A frozen copy of the realm: the version it reads now, forever. Frozen realms, their

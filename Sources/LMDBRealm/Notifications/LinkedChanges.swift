@@ -1,5 +1,6 @@
 import Foundation
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 // Changes to linked objects, reported as modifications of the objects linking to them: an
 // observer of articles hears that an article's author was renamed. Without key paths, every

@@ -1,6 +1,7 @@
 public import Dispatch
 import Foundation
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 extension Results {
     /// Calls `block` with the results now (`.initial`), then after every change to them.

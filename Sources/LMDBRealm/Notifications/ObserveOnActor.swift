@@ -1,5 +1,6 @@
 import Foundation
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 // Observation isolated to an actor, as RealmSwift spells it:
 //

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 /// One observation registered with a realm: told of every version the realm moves to.
 class NotificationObserver {

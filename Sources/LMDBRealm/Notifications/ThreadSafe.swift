@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 /// What belongs to the realm that read it: managed objects, `Results`, `List`, `MutableSet`,
 /// `Map` and `LinkingObjects`. ``ThreadSafeReference`` and ``ThreadSafe`` carry them to other

@@ -1,5 +1,6 @@
 import Foundation
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 /// Where a leaf test finds the bytes it tests, given the key and record (or element) a
 /// ``Matcher`` is called with; `nil` is a null.

@@ -1,9 +1,7 @@
 import Foundation
 import LMDBRealmFormat
+import LMDBRealmStorage
 
-/// A compiled query: decides from an object's key and record, straight from the memory map,
-/// whether the object matches. Only `.block` nodes create an accessor.
-typealias Matcher = (_ key: UnsafeRawBufferPointer, _ record: UnsafeRawBufferPointer) -> Bool
 
 /// What compiled queries need from the realm they run in: the file, and accessors for the
 /// `.block` nodes that test objects in Swift. (The realm implements it.)
@@ -379,29 +377,6 @@ extension QueryValue {
         case .data(let d): Array(d)
         default: []
         }
-    }
-}
-
-/// A numeric field as a Double.
-@inline(__always)
-func decodeDouble(_ field: UnsafeRawBufferPointer, _ type: PropertyType) -> Double {
-    switch type {
-    case .int: Double(Int64._rlmDecode(field))
-    case .float: Double(Float._rlmDecode(field))
-    default: Double._rlmDecode(field)  // double, date
-    }
-}
-
-/// A numeric field as a Decimal.
-func decodeDecimal(_ field: UnsafeRawBufferPointer, _ type: PropertyType) -> Decimal {
-    switch type {
-    case .int:
-        return Decimal(Int64._rlmDecode(field))
-    case .decimal:
-        return Decimal._rlmDecode(field)
-    default:
-        let d = decodeDouble(field, type)
-        return d.isNaN ? .nan : Decimal(d)
     }
 }
 

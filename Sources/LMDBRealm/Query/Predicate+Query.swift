@@ -1,5 +1,6 @@
 import Foundation
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 // Translating Foundation's `#Predicate` into a `QueryNode`.
 //

@@ -1,5 +1,6 @@
 import Foundation
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 /// One token of a predicate string. `offset` and `length` are in UTF-8 bytes of the format.
 struct PredicateToken: Sendable {

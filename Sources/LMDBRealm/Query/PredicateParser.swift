@@ -1,5 +1,6 @@
 import Foundation
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 /// Parses predicate strings in the `NSPredicate` format Realm users know into ``QueryNode``s,
 /// checked against a class's schema.

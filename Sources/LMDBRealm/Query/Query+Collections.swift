@@ -1,5 +1,6 @@
 public import Foundation
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 // The query language through lists and backlinks, with RealmSwift's spelling:
 //

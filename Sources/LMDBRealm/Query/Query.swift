@@ -1,5 +1,6 @@
 public import Foundation
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 /// The type-safe query language of ``Results/where(_:)``: key paths into the model, compared
 /// with Swift values.

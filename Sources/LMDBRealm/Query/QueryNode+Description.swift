@@ -1,5 +1,6 @@
 import Foundation
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 extension QueryNode: CustomStringConvertible {
     /// The query in predicate-string form, canonical so tests can compare queries:

@@ -1,5 +1,6 @@
 import Foundation
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 /// A filter over one class's objects: what the `where` DSL, predicate strings and
 /// `#Predicate` all translate into, and what the planner and executor work on.

@@ -1,5 +1,6 @@
 import Foundation
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 /// A constant in a query: what a property is compared with.
 enum QueryValue: Sendable, Hashable, CustomStringConvertible {

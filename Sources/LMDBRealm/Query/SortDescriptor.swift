@@ -1,4 +1,5 @@
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 /// One key of a sort: a property name and a direction.
 ///

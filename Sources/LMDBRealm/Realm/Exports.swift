@@ -5,3 +5,4 @@
 // The layers below (the file format, storage) are targets of their own; their public types
 // (ObjectId, Decimal128, RealmError, the schema description) are LMDBRealm's API.
 @_exported public import LMDBRealmFormat
+import LMDBRealmStorage

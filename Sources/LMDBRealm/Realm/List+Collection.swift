@@ -1,5 +1,6 @@
 public import Foundation
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 // A managed list of objects answers queries as `Results` over its elements, in list order;
 // a list of values aggregates its values in place. Both are observed through their owner.

@@ -1,5 +1,6 @@
 import Foundation
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 extension List {
     /// The realm managing the list's object, or `nil` while it is unmanaged.

@@ -1,5 +1,6 @@
 import Foundation
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 /// The block a configuration runs when it opens a file of an older schema version: it gets the
 /// migration and the version the file was at.
@@ -380,12 +381,4 @@ func migrationField(_ value: Any?, for property: Property) -> [UInt8]? {
         fatalError("Cannot set '\(property.name)': LinkingObjects are computed from the links to an object")
     }
     wrong()
-}
-
-extension Optional where Wrapped == [UInt8] {
-    /// Lends the bytes, or `nil`.
-    func withUnsafeBytesIfPresent<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
-        guard let self else { return try body(nil) }
-        return try self.withUnsafeBytes { try body($0) }
-    }
 }

@@ -1,4 +1,5 @@
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 // A managed set is stored as a list is: its queries, aggregates, freezing and observation are
 // a list's, through a list view of the same column.

@@ -1,5 +1,6 @@
 import Foundation
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 // Equality, hashing and description of objects, as RealmSwift's: a managed object equals
 // another accessor of the same stored object (same file, class and key, read at the same kind

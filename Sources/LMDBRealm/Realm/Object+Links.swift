@@ -1,5 +1,6 @@
 import Foundation
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 // The accessor side of to-one links: a link field holds the target's key; reading it looks
 // the target up in the realm's current version, writing it stores the key (adding an

@@ -1,5 +1,6 @@
 import Foundation
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 // The accessor side of a managed Object: reading fields from the realm's snapshot, writing them
 // inside a write transaction.

@@ -1,5 +1,6 @@
 import Foundation
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 // The managed side of `AnyRealmValue` properties and elements: a link is read by the class
 // name stored with it, and an unmanaged object set is added first.

@@ -1,5 +1,6 @@
 import Foundation
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 extension Object {
     /// The value of the persisted property called `key` (RealmSwift's key-value coding, as

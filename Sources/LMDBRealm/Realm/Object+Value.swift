@@ -1,5 +1,6 @@
 import Foundation
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 /// A collection property that takes elements of any type by conversion (see ``Object/init(value:)``).
 protocol AnyElementAppending {

@@ -1,5 +1,6 @@
 import Foundation
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 extension Realm {
     /// Opens a realm confined to the calling actor (or to `actor`).

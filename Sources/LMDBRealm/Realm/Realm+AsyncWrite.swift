@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 /// Identifies an asynchronous write's block or completion, for ``Realm/cancelAsyncWrite(_:)``.
 public typealias AsyncTransactionId = UInt32

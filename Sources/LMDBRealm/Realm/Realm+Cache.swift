@@ -1,6 +1,7 @@
 public import Dispatch
 public import Foundation
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 /// Lets `Realm`'s initialisers hand back the handle already open where they are called: an
 /// initialiser of a protocol extension may return an existing instance, one of the class may

@@ -1,6 +1,7 @@
 public import Foundation
 import Synchronization
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 extension Realm {
     /// Where a realm lives and how it is opened.

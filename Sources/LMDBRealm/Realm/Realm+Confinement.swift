@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 // MARK: - Confinement
 

@@ -1,5 +1,6 @@
 import Foundation
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 // The dynamic API: classes and objects by name, from the schema stored in the file, with no
 // Swift model class needed.

@@ -1,4 +1,5 @@
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 extension Realm {
     /// The error LMDBRealm throws: ``RealmError``, under the name RealmSwift code uses.

@@ -1,5 +1,6 @@
 import Foundation
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 extension Realm {
     /// Where a realm reports what it does on its own: opening a file, migrating it (with

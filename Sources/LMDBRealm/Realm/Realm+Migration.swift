@@ -1,5 +1,6 @@
 public import Foundation
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 /// The schema version stored in the realm file at `fileURL`, read without opening a realm.
 /// - Throws: ``RealmError/Code/fileNotFound`` if there is no file, or what opening it throws;

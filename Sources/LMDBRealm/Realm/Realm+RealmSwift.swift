@@ -2,6 +2,7 @@ public import Dispatch
 import Foundation
 import Synchronization
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 // Smaller parts of RealmSwift's `Realm` API, with its signatures.
 

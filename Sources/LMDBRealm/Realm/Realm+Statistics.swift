@@ -1,5 +1,6 @@
 public import Foundation
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 extension Realm {
     /// What a server's metrics endpoint reports about a realm's file: its size and how much of

@@ -1,5 +1,6 @@
 import Foundation
 import LMDBRealmFormat
+package import LMDBRealmStorage
 
 /// The file-side half of LMDBRealmSync: a synced file's outbox, its state, and the applying of
 /// other nodes' change sets by the merge rules (the DocC article "Sync" states them).

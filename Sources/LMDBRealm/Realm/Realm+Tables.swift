@@ -1,5 +1,6 @@
 import Foundation
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 // MARK: - Tables and their bindings
 
@@ -67,7 +68,7 @@ extension Realm {
             }
         }
         do {
-            let b = try TableBinding(table: table!, classInfo: info)
+            let b = try TableBinding(table: table!, declared: info)
             bindings[ObjectIdentifier(info.type)] = b
             file.noteClass(info)
             return b
@@ -107,7 +108,7 @@ extension Realm {
         let info = ClassInfo.dynamic(table.schema)
         if let binding = bindings[ObjectIdentifier(info)], binding.table === table { return binding }
         // A stored schema always binds to itself.
-        let binding = try! TableBinding(table: table, classInfo: info)
+        let binding = try! TableBinding(table: table, declared: info)
         bindings[ObjectIdentifier(info)] = binding
         return binding
     }

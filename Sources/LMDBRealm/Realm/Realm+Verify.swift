@@ -1,5 +1,6 @@
 import Foundation
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 extension Realm {
     /// Checks the whole file for consistency and reports every problem it finds.

@@ -1,5 +1,6 @@
 import Foundation
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 // MARK: - Write transactions
 
@@ -296,5 +297,9 @@ extension Realm: StoreReader {}
 extension Realm: WriteSessionObserver {
     func writeSessionChanged() {
         generation &+= 1
+    }
+
+    func declaredClass(named name: String) -> (any DeclaredClass)? {
+        file.classInfo(named: name)
     }
 }

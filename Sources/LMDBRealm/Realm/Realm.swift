@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 /// A handle on a realm file, confined to the thread or serial queue that opened it.
 ///

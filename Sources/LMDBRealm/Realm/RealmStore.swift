@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 /// A `Sendable` way for concurrent code (the request handlers of a server, a task group) to
 /// read and write one realm file: reads run on a small pool of queues, each lending its realm

@@ -1,5 +1,6 @@
 public import Foundation
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 /// The objects that link to an object through one property of theirs: its backlinks.
 ///

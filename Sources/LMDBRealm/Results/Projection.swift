@@ -1,5 +1,6 @@
 import Foundation
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 /// A view of an object with properties of its own choosing: renamed, read through links,
 /// mapped over lists. Subclass it and declare each property with ``Projected``.

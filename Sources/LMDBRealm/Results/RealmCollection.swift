@@ -1,4 +1,5 @@
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 /// What every live collection of objects has — ``Results``, a `List` of objects and
 /// ``LinkingObjects`` — so that generic code and data sources work over any of them, as in

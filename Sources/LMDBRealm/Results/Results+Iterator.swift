@@ -1,5 +1,6 @@
 import Foundation
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 /// The two accessors a walk re-points in turn. Each step tries the one returned two steps
 /// before: the optimiser may release a loop's variable only after the next call to `next()`,

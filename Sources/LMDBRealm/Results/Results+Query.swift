@@ -1,5 +1,6 @@
 public import Foundation
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 // Filtering, sorting and shaping: each returns a new live Results; nothing runs until read.
 extension Results {

@@ -1,5 +1,6 @@
 import Foundation
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 /// Objects of one class in a realm, filtered, sorted and shaped: a live, lazily evaluated
 /// collection.

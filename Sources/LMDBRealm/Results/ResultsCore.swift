@@ -1,5 +1,6 @@
 import Foundation
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 /// One step of a `Results` chain, applied in the order written.
 enum ResultsStep: Sendable, Hashable {

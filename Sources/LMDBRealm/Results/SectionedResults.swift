@@ -1,6 +1,7 @@
 public import Dispatch
 public import Foundation
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 // MARK: - Sectioning
 

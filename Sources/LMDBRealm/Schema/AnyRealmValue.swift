@@ -1,5 +1,6 @@
 public import Foundation
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 /// A value of any kind a property can hold, told apart per value, as RealmSwift's
 /// `AnyRealmValue`: a property, list element or map value that may be a number one time and a

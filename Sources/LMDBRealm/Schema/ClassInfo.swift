@@ -1,6 +1,7 @@
 @_spi(Reflection) import Swift
 import Foundation
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 /// What the store knows about one Swift model class, discovered once and cached.
 ///
@@ -351,5 +352,25 @@ extension String {
             return found
         }
         return utf8.contains(UInt8(ascii: "."))
+    }
+}
+
+// MARK: - The class as the storage layer knows it
+
+extension ClassInfo: DeclaredClass {}
+
+extension TableBinding {
+    /// The model class bound: the one kind of ``DeclaredClass`` there is.
+    @inline(__always)
+    var classInfo: ClassInfo { unsafeDowncast(declared, to: ClassInfo.self) }
+}
+
+extension StoreFile {
+    /// The model class of the file's class `name` (a link's target, a mixed value's class): the
+    /// one a realm of this file was opened with or used for it, else the first class of that name
+    /// the process described. Two modules may each declare a class of one name; the process-wide
+    /// name alone could pick the other module's.
+    func classInfo(named name: String) -> ClassInfo? {
+        declaredClass(named: name).map { unsafeDowncast($0, to: ClassInfo.self) } ?? ClassInfo.named(name)
     }
 }

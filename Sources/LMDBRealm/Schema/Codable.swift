@@ -1,5 +1,6 @@
 import Foundation
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 // Codable models, as in RealmSwift: declare the conformance and Swift writes the coding.
 //

@@ -1,5 +1,6 @@
 internal import CHotPaths
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 /// Hands out column numbers to `@Persisted` wrappers while an object initialises.
 ///

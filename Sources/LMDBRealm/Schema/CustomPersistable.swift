@@ -1,4 +1,5 @@
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 /// A type of your own that a `@Persisted` property can hold, stored as a type LMDBRealm knows
 /// (its ``PersistedType``) and queried as that type:

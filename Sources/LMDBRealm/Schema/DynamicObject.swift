@@ -1,4 +1,5 @@
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 /// An object of a stored class read without its Swift class: by property name, from the
 /// schema stored in the file. What a tool that opens any file works with (an inspector, an

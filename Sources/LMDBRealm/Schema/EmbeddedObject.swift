@@ -1,4 +1,5 @@
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 /// An object owned by exactly one parent: stored with it, deleted with it, never on its own.
 ///

@@ -1,4 +1,5 @@
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 // To-one links: `@Persisted var byline: Author?` stores the target's key in the record, and
 // reads it back as the target's live accessor.

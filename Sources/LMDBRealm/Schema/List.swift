@@ -1,5 +1,6 @@
 public import Foundation
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 /// An ordered collection of values or objects held by a property of a model:
 /// `@Persisted var keywords: List<Keyword>`, `@Persisted var scores: List<Double>`.

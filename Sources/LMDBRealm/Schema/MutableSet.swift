@@ -1,4 +1,5 @@
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 /// An unordered collection of distinct values or objects held by a property of a model:
 /// `@Persisted var tags: MutableSet<String>`, `@Persisted var readers: MutableSet<Reader>`.

@@ -1,4 +1,5 @@
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 /// The base class of model classes.
 ///

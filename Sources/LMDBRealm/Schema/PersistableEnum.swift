@@ -1,4 +1,5 @@
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 /// An enum a `@Persisted` property can hold, stored as its raw value (a `String` or an integer):
 ///

@@ -1,4 +1,5 @@
 import LMDBRealmFormat
+import LMDBRealmStorage
 
 /// Declares a stored property of an ``Object`` subclass.
 ///

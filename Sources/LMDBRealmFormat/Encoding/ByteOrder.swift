@@ -36,3 +36,11 @@ package enum ByteOrder {
         }
     }
 }
+
+extension Optional where Wrapped == [UInt8] {
+    /// Lends the bytes, or `nil`: a field that may be null, as record writers take it.
+    package func withUnsafeBytesIfPresent<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
+        guard let self else { return try body(nil) }
+        return try self.withUnsafeBytes { try body($0) }
+    }
+}

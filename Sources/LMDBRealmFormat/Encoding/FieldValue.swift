@@ -79,6 +79,29 @@ package enum StoredField {
     }
 }
 
+/// A numeric field as a Double.
+@inlinable @inline(__always)
+package func decodeDouble(_ field: UnsafeRawBufferPointer, _ type: PropertyType) -> Double {
+    switch type {
+    case .int: Double(StoredField.int(field))
+    case .float: Double(StoredField.float(field))
+    default: StoredField.double(field)  // double, date
+    }
+}
+
+/// A numeric field as a Decimal.
+package func decodeDecimal(_ field: UnsafeRawBufferPointer, _ type: PropertyType) -> Decimal {
+    switch type {
+    case .int:
+        return Decimal(StoredField.int(field))
+    case .decimal:
+        return StoredField.decimal(field)
+    default:
+        let d = decodeDouble(field, type)
+        return d.isNaN ? .nan : Decimal(d)
+    }
+}
+
 /// A stored field as a Swift value of its property's kind, for change notifications.
 package func decodeValue(_ field: UnsafeRawBufferPointer, type: PropertyType) -> any Sendable {
     switch type {

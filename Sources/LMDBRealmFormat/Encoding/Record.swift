@@ -61,7 +61,7 @@ package enum Record {
 
     /// What is wrong with the checksum of a record whose header passed
     /// ``checkHeader(_:columns:)``; `nil` if it matches (or the record has none).
-    @inline(__always)
+    @usableFromInline @inline(__always)
     package static func checksumProblem(_ record: UnsafeRawBufferPointer) -> String? {
         guard record[0] == version else { return nil }
         let body = record.count - checksumSize

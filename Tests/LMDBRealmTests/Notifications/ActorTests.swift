@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 @_spi(Testing) import LMDBKit
 @_spi(Testing) import LMDBRealm
+@_spi(Testing) import LMDBRealmStorage
 import TestSupport
 import Testing
 

@@ -4,6 +4,7 @@ import TestSupport
 import Testing
 
 @_spi(Testing) @testable import LMDBRealm
+@_spi(Testing) @testable import LMDBRealmStorage
 
 /// The author a covered note may link to: deleting one sets the link of its notes to nil.
 final class CoveredAuthor: Object {

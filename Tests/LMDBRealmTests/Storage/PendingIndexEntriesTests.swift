@@ -1,6 +1,7 @@
 import CHotPaths
 import Foundation
 @testable import LMDBRealm
+@testable import LMDBRealmStorage
 import TestSupport
 import Testing
 

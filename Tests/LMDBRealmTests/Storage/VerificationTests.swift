@@ -4,6 +4,7 @@ import TestSupport
 import Testing
 
 @testable import LMDBRealm
+@testable import LMDBRealmStorage
 
 final class VerifyAuthor: Object {
     @Persisted(primaryKey: true) var id = ""

@@ -3,6 +3,7 @@ import TestSupport
 import Testing
 
 @testable import LMDBRealm
+@testable import LMDBRealmStorage
 
 final class SyncFolder: Object {
     @Persisted(primaryKey: true) var id = ""

@@ -1,30 +1,37 @@
 import Foundation
-internal import LMDBKit
+package import LMDBKit
 import Synchronization
-import LMDBRealmFormat
+package import LMDBRealmFormat
 
 /// Told by a write session whenever bytes lent out earlier may have moved: a record written,
 /// replaced or removed, index entries written, the catalog changed. The realm implements it by
 /// moving its generation on, so that accessors look their records up again.
-protocol WriteSessionObserver: AnyObject {
+package protocol WriteSessionObserver: AnyObject {
     func writeSessionChanged()
+    /// The declared class of the file's class `name` (a link's target): what a delete asks to
+    /// find cascading links and embedded targets.
+    func declaredClass(named name: String) -> (any DeclaredClass)?
 }
 
 /// The catalog changes of a write: the tables it created or re-indexed, and the catalog version
 /// it moves the file to. Published to the file once the write is durable, dropped otherwise.
-struct CatalogChanges {
-    var tables: [String: Table] = [:]
-    var version: UInt64?
+package struct CatalogChanges {
+    package var tables: [String: Table] = [:]
+    package var version: UInt64?
+
+    package init() {}
 }
 
 /// Scratch space the writes of one realm reuse, so that a write allocates nothing per object.
-final class WriteBuffers {
-    @exclusivity(unchecked) var record = RecordWriter()
-    @exclusivity(unchecked) var key: [UInt8] = []
-    @exclusivity(unchecked) var indexEntries = PendingIndexEntries()
+package final class WriteBuffers {
+    @exclusivity(unchecked) package var record = RecordWriter()
+    @exclusivity(unchecked) package var key: [UInt8] = []
+    @exclusivity(unchecked) package var indexEntries = PendingIndexEntries()
     /// A list chunk's key and bytes, while a new list is stored.
-    @exclusivity(unchecked) var listKey: [UInt8] = []
-    @exclusivity(unchecked) var listChunk: [UInt8] = []
+    @exclusivity(unchecked) package var listKey: [UInt8] = []
+    @exclusivity(unchecked) package var listChunk: [UInt8] = []
+
+    package init() {}
 }
 
 /// One write transaction of a realm: it owns the LMDB write transaction and everything a write
@@ -36,9 +43,9 @@ final class WriteBuffers {
 /// or ``abort()``. Every change goes through ``changed()``, the one place the observer hears
 /// that lent bytes may be stale. Errors are thrown as they come from the file (LMDB's), or as
 /// ``Refusal`` for values the file cannot take; the realm maps both to `RealmError`.
-final class WriteSession {
+package final class WriteSession {
     /// A value the file cannot take.
-    enum Refusal: Error {
+    package enum Refusal: Error {
         /// `add` under `.error` met a stored object with the same primary key (shown as people
         /// read it).
         case primaryKeyExists(className: String, key: String)
@@ -46,22 +53,22 @@ final class WriteSession {
         case keyTooLong(className: String, bytes: Int, maximum: Int)
     }
 
-    let file: StoreFile
+    package let file: StoreFile
     /// Identifies the write, for per-table state kept in ``Table/writeState``.
-    let id: UInt64
+    package let id: UInt64
     /// The write's own view: reads inside the write see its changes.
-    let view: StoreView
-    private(set) var transaction: Transaction?
-    unowned let observer: any WriteSessionObserver
-    let buffers: WriteBuffers
+    package let view: StoreView
+    package private(set) var transaction: Transaction?
+    package unowned let observer: any WriteSessionObserver
+    package let buffers: WriteBuffers
     /// What the write changed, while anything in the process observes the file.
     @exclusivity(unchecked) private(set) var changeLog: ChangeLog?
-    var catalog = CatalogChanges()
+    package var catalog = CatalogChanges()
     /// The file's sync state, if it is synced: each commit then writes an outbox entry.
-    let sync: SyncStore?
+    package let sync: SyncStore?
     /// The write applies change sets of other nodes (which are in the shared log already):
     /// it writes no outbox entry.
-    var appliesRemoteChanges = false
+    package var appliesRemoteChanges = false
 
     private static let nextID = Atomic<UInt64>(0)
 
@@ -86,7 +93,7 @@ final class WriteSession {
 
     /// Begins a write, waiting for LMDB's write lock (held by one writer of the file at a time,
     /// across processes).
-    static func begin(
+    package static func begin(
         _ file: StoreFile, recording: Bool, buffers: WriteBuffers, observer: any WriteSessionObserver
     ) throws -> WriteSession {
         while true {
@@ -106,7 +113,7 @@ final class WriteSession {
 
     /// Begins a write nested in a group commit's transaction (see ``GroupCommitter``): its
     /// changes join the group's when it commits, and vanish alone when it aborts.
-    static func begin(
+    package static func begin(
         nestedIn turn: GroupCommitter.Turn, recording: Bool, buffers: WriteBuffers, observer: any WriteSessionObserver
     ) throws -> WriteSession {
         let txn = try Transaction(nestedIn: turn.parent, environment: turn.file.environment)
@@ -116,7 +123,7 @@ final class WriteSession {
     /// Tells the observer that bytes lent before may have moved. Every change of the write
     /// passes here.
     @inline(__always)
-    func changed() {
+    package func changed() {
         observer.writeSessionChanged()
     }
 
@@ -126,7 +133,7 @@ final class WriteSession {
     /// staged with the file's announcer for the version it creates.
     /// - Returns: The version the commit created.
     /// - Throws: The file's error; nothing of the write was written then.
-    func commit() throws -> Int {
+    package func commit() throws -> Int {
         try recordForSyncIfSynced()
         try flushIndexEntries()
         let log = takeChangeLog()
@@ -147,7 +154,7 @@ final class WriteSession {
 
     /// Commits a write nested in a group's transaction into it.
     /// - Returns: What the write changed, for the group's change log.
-    func commitNested() throws -> ChangeLog? {
+    package func commitNested() throws -> ChangeLog? {
         try recordForSyncIfSynced()
         try flushIndexEntries()
         let log = takeChangeLog()
@@ -158,7 +165,7 @@ final class WriteSession {
     }
 
     /// Discards the write's changes.
-    func abort() {
+    package func abort() {
         buffers.indexEntries.removeAllReleasingLarge()
         changeLog = nil
         transaction.take()?.abort()
@@ -182,39 +189,10 @@ final class WriteSession {
 
     // MARK: - Objects
 
-    /// Stores the unmanaged `object` of `binding`'s class, with its index entries.
-    /// - Returns: The object's key.
-    /// - Throws: ``Refusal`` for a primary key that exists (under `.error`) or is too long; the
-    ///   file's error otherwise.
-    func insert(_ object: Object, binding: TableBinding, update: UpdatePolicy) throws -> ObjectKey {
-        let info = binding.classInfo
-        let table = binding.table
-        let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
-        let columns = table.schema.properties.count
-        let recordWriter = buffers.record
-
-        // The record, in stored column order.
-        recordWriter.begin(columns: columns)
-        if binding.isIdentity {
-            for field in info.fields {
-                field.accessor.encodeValue(at: base + field.offset, into: recordWriter)
-            }
-        } else {
-            var declared = [Int](repeating: 0, count: columns)
-            for d in 0..<columns { declared[binding.storedColumn(Int32(d))] = d }
-            for s in 0..<columns {
-                let field = info.fields[declared[s]]
-                field.accessor.encodeValue(at: base + field.offset, into: recordWriter)
-            }
-        }
-
-        return try insertBuiltRecord(into: table, update: update)
-    }
-
     /// Stores a record given as its fields in stored column order (`nil`: null; a list
     /// column's is always `nil`), with its index entries, as ``insert(_:binding:update:)``
     /// stores an object's.
-    func insert(fields: [[UInt8]?], into table: Table, update: UpdatePolicy) throws -> ObjectKey {
+    package func insert(fields: [[UInt8]?], into table: Table, update: UpdatePolicy) throws -> ObjectKey {
         let recordWriter = buffers.record
         recordWriter.begin(columns: table.columnCount)
         for field in fields { field.withUnsafeBytesIfPresent { recordWriter.append($0) } }
@@ -222,7 +200,7 @@ final class WriteSession {
     }
 
     /// Stores the record in the record buffer under its key, with its index entries.
-    private func insertBuiltRecord(into table: Table, update: UpdatePolicy) throws -> ObjectKey {
+    package func insertBuiltRecord(into table: Table, update: UpdatePolicy) throws -> ObjectKey {
         let recordWriter = buffers.record
         // The key: the encoded primary key, or the next auto-assigned number.
         // The table's write state is used in place: a local copy would share `lastKey`'s
@@ -315,7 +293,7 @@ final class WriteSession {
 
     /// Rewrites the record `record` of the object `key` of `table` with `value` in
     /// `storedColumn`, and its index entry if the column is indexed.
-    func replaceField(
+    package func replaceField(
         of key: ObjectKey, record: UnsafeRawBufferPointer, in table: Table, storedColumn: Int, with value: UnsafeRawBufferPointer?
     ) throws {
         let columns = table.columnCount
@@ -361,7 +339,7 @@ final class WriteSession {
     ///
     /// Links to the removed objects are set to null, unless `nullifyingLinks` is false (every
     /// table is being emptied).
-    func removeObjects(_ keys: [ObjectKey]?, from table: Table, nullifyingLinks: Bool = true) throws {
+    package func removeObjects(_ keys: [ObjectKey]?, from table: Table, nullifyingLinks: Bool = true) throws {
         changed()
         let changes = changeLog?.changes(for: table)
         // The index entries still buffered are written first: those of the objects removed go
@@ -437,7 +415,7 @@ final class WriteSession {
     /// The stored link and list columns of `table` whose targets go with a deleted object, and
     /// the class each points to (declared `.cascade`, or of embedded objects).
     private func cascadeColumns(of table: Table) -> [(column: Int, target: String)] {
-        guard let info = file.classInfo(named: table.className), !info.cascading.isEmpty else { return [] }
+        guard let info = observer.declaredClass(named: table.className), !info.cascading.isEmpty else { return [] }
         return table.schema.properties.enumerated().compactMap { column, property in
             guard info.cascading.contains(property.name), property.type == .object, let target = property.objectClassName else {
                 return nil
@@ -455,7 +433,7 @@ final class WriteSession {
         for (target, key) in doomed { byClass[target, default: []].append(key) }
         for (className, keys) in byClass {
             guard let table = try findTable(named: className) else { continue }
-            let embedded = file.classInfo(named: className)?.isEmbedded ?? false
+            let embedded = observer.declaredClass(named: className)?.isEmbedded ?? false
             let sources = embedded ? [] : try linkColumns(to: className)
             var unique = Set<ObjectKey>()
             var gone: [ObjectKey] = []
@@ -471,9 +449,9 @@ final class WriteSession {
 
     /// The table of embedded objects the link or list `column` of `table` holds, if it holds
     /// embedded objects.
-    func embeddedTargets(of table: Table, column: Int) throws -> Table? {
+    package func embeddedTargets(of table: Table, column: Int) throws -> Table? {
         let property = table.schema.properties[column]
-        guard property.type == .object, let name = property.objectClassName, file.classInfo(named: name)?.isEmbedded == true else {
+        guard property.type == .object, let name = property.objectClassName, observer.declaredClass(named: name)?.isEmbedded == true else {
             return nil
         }
         return try findTable(named: name)
@@ -482,7 +460,7 @@ final class WriteSession {
     // MARK: - Links
 
     /// The link columns, in every class of the file, that point to objects of `className`.
-    func linkColumns(to className: String) throws -> [(table: Table, column: Int)] {
+    package func linkColumns(to className: String) throws -> [(table: Table, column: Int)] {
         var found: [(table: Table, column: Int)] = []
         for name in try view.classNames(in: file) {
             guard let table = try findTable(named: name) else { continue }
@@ -574,10 +552,10 @@ final class WriteSession {
 
     /// An index entry of one object: its index's database, its key, and its value (`nil`: the
     /// object's key; a covering index's ``CoveringValue``).
-    struct IndexEntry {
-        let dbi: UInt32
-        let key: [UInt8]
-        let value: [UInt8]?
+    package struct IndexEntry {
+        package let dbi: UInt32
+        package let key: [UInt8]
+        package let value: [UInt8]?
     }
 
     /// Appends the entry of the object `key` whose record is `record` in the compound (or
@@ -630,23 +608,23 @@ final class WriteSession {
 
     /// Buffers the entry *(target → owner)* of a list's references database, written sorted
     /// with the index entries: the targets of one write's lists come in no order.
-    func bufferReference(_ references: Database, target: UnsafeRawBufferPointer, owner: UnsafeRawBufferPointer) throws {
+    package func bufferReference(_ references: Database, target: UnsafeRawBufferPointer, owner: UnsafeRawBufferPointer) throws {
         buffers.indexEntries.append(dbi: references.dbi, key: target, value: owner)
         if buffers.indexEntries.isFull { try flushIndexEntries() }
     }
 
     /// Forgets the index entries not written yet: every index is about to be emptied.
-    func discardPendingIndexEntries() {
+    package func discardPendingIndexEntries() {
         buffers.indexEntries.removeAll()
     }
 
     /// Whether index entries wait to be written: a query that reads an index must
     /// ``flushIndexEntries()`` first.
-    var hasPendingIndexEntries: Bool { !buffers.indexEntries.isEmpty }
+    package var hasPendingIndexEntries: Bool { !buffers.indexEntries.isEmpty }
 
     /// Writes the buffered index entries, sorted, so each index is written in key order:
     /// random-order inserts into a B-tree cost 2-5 times more (page splits, cache misses).
-    func flushIndexEntries() throws {
+    package func flushIndexEntries() throws {
         guard !buffers.indexEntries.isEmpty else { return }
         let txn = view.transaction
         // Values read earlier in this write may be stale after these changes.
@@ -700,7 +678,7 @@ final class WriteSession {
 
     /// Writes the entries of every object of `table` into the compound (or covering) index
     /// `index`.
-    func buildIndex(_ index: CompoundIndex, of table: Table) throws {
+    package func buildIndex(_ index: CompoundIndex, of table: Table) throws {
         let maximum = file.environment.maxKeySize
         let value: ((UnsafeRawBufferPointer, UnsafeRawBufferPointer, inout [UInt8]) -> Void)? =
             index.covering ? { key, record, out in CoveringValue.append(key: key, record: record, maximum: maximum, to: &out) } : nil
@@ -708,7 +686,7 @@ final class WriteSession {
     }
 
     /// Writes the index entries of every object of `table` into the index of `column`.
-    func buildIndex(_ index: Database, of table: Table, column: Int) throws {
+    package func buildIndex(_ index: Database, of table: Table, column: Int) throws {
         try buildIndex(index, of: table) { record, out in
             table.appendIndexKey(table.field(record.baseAddress!, size: record.count, column: column, in: file), column: column, to: &out)
         }
@@ -716,7 +694,7 @@ final class WriteSession {
 
     /// Writes the index entries of every object of `table` into `index`, each under the key
     /// `indexKey` appends for its record.
-    func buildIndex(
+    package func buildIndex(
         _ index: Database, of table: Table, indexKey appendKey: (UnsafeRawBufferPointer, inout [UInt8]) -> Void,
         value appendValue: ((_ key: UnsafeRawBufferPointer, _ record: UnsafeRawBufferPointer, inout [UInt8]) -> Void)? = nil
     ) throws {
@@ -747,7 +725,7 @@ final class WriteSession {
 
     /// A table for `schema`'s class, created in the write with its indexes; the catalog
     /// records the class.
-    func createTable(_ schema: ObjectSchema) throws -> Table {
+    package func createTable(_ schema: ObjectSchema) throws -> Table {
         guard let db = try transaction?.createDatabase(named: Table.databaseName(for: schema.className)) else {
             fatalError("the write has ended")
         }
@@ -769,7 +747,7 @@ final class WriteSession {
 
     /// Builds the indexes `declared` adds to `table` and empties those it removes; the stored
     /// schema records the new set.
-    func reindex(_ table: Table, declared: ObjectSchema) throws -> Table {
+    package func reindex(_ table: Table, declared: ObjectSchema) throws -> Table {
         let wanted = declared.indexedNames
         let properties = table.schema.properties.map {
             Property(
@@ -818,7 +796,7 @@ final class WriteSession {
     }
 
     /// Writes `schema` to the catalog and moves the catalog version on.
-    func storeSchema(_ schema: ObjectSchema) throws {
+    package func storeSchema(_ schema: ObjectSchema) throws {
         let key = Array(schema.className.utf8)
         let sealed = SealedValue.sealed(Array(try JSONEncoder().encode(schema)), key: key)
         let txn = view.transaction
@@ -829,7 +807,7 @@ final class WriteSession {
     }
 
     /// Moves the catalog version on: every handle and process then reads the catalog again.
-    func bumpCatalogVersion() throws {
+    package func bumpCatalogVersion() throws {
         let version = try file.catalogVersion(in: view) &+ 1
         try file.storeCatalogVersion(version, in: view)
         catalog.version = version
@@ -839,7 +817,7 @@ final class WriteSession {
     /// The table of `className` in the catalog as the write sees it (another handle or process
     /// may have added it), opened by the write itself: another transaction of this thread
     /// would be handed the same database slot. Kept with the write's catalog changes.
-    func findTable(named className: String) throws -> Table? {
+    package func findTable(named className: String) throws -> Table? {
         if let table = catalog.tables[className] ?? file.table(named: className) { return table }
         let table = try file.findTable(named: className, in: view, useShared: false) { name in
             try transaction?.openDatabase(named: name) ?? nil

@@ -1,46 +1,48 @@
-internal import LMDBKit
+public import CHotPaths
+public import LMDBKit
 import Foundation
-import LMDBRealmFormat
+public import LMDBRealmFormat
 
 /// One class's objects in one file: an LMDB database whose keys are the objects' keys (the
 /// encoded primary key, or an auto-assigned number) and whose values are their records.
 ///
 /// Keying the table by the primary key itself means a lookup by primary key is one B-tree
 /// descent, with no separate key-to-object index.
-final class Table: @unchecked Sendable {
+@usableFromInline
+package final class Table: @unchecked Sendable {
     // @unchecked Sendable: every stored property but `writeState` is a `let` set in init.
     // `writeState` is touched only by the thread holding the file's LMDB write lock, whose
     // mutex orders one writer's accesses before the next writer's.
 
-    let className: String
+    package let className: String
     /// The schema as stored in the file: the column order of the records.
-    let schema: ObjectSchema
-    let database: Database
+    package let schema: ObjectSchema
+    @usableFromInline package let database: Database
     /// Per stored column, its fixed size in bytes, or 0 if it varies.
-    let fixedSizes: UnsafeMutableBufferPointer<Int32>
+    @usableFromInline package let fixedSizes: UnsafeMutableBufferPointer<Int32>
     /// The number of stored columns.
-    let columnCount: Int
+    @usableFromInline package let columnCount: Int
     /// The stored column of the primary key, if the class has one.
-    let primaryKeyColumn: Int?
+    package let primaryKeyColumn: Int?
     /// The kind of the primary key, if the class has one.
-    let primaryKeyType: PropertyType?
+    package let primaryKeyType: PropertyType?
     /// The secondary indexes: for each indexed stored column, its `duplicateSort` database
     /// mapping index keys to object keys.
-    let indexes: [Int: Database]
+    package let indexes: [Int: Database]
     /// The stored columns that have an index, ascending.
-    let indexedColumns: [Int]
+    package let indexedColumns: [Int]
     /// The indexes of groups of columns (see ``Object/compoundIndexes()``).
-    let compoundIndexes: [CompoundIndex]
+    package let compoundIndexes: [CompoundIndex]
     /// Whether objects of the table have index entries of any kind.
-    let hasIndexes: Bool
+    package let hasIndexes: Bool
     /// The databases of each list column (see ``ListDatabases``).
-    let lists: [Int: ListDatabases]
+    package let lists: [Int: ListDatabases]
     /// `lists` by stored column, for reads that look one up per object.
     private let listsByColumn: [ListDatabases?]
     /// Whether any column links to objects (a to-one link or a collection of objects).
-    let hasLinks: Bool
+    package let hasLinks: Bool
 
-    init(
+    package init(
         schema: ObjectSchema, database: Database, indexes: [Int: Database] = [:], compoundIndexes: [CompoundIndex] = [],
         lists: [Int: ListDatabases] = [:]
     ) {
@@ -63,7 +65,7 @@ final class Table: @unchecked Sendable {
 
     /// The databases of list column `column`, or `nil` if it is not one.
     @inline(__always)
-    func list(at column: Int) -> ListDatabases? {
+    package func list(at column: Int) -> ListDatabases? {
         column >= 0 && column < listsByColumn.count ? listsByColumn[column] : lists[column]
     }
 
@@ -74,7 +76,7 @@ final class Table: @unchecked Sendable {
     /// Whether `transaction` can read every database of the table: one whose handle was
     /// opened after the transaction began (the class came from another process) is read
     /// after the next refresh.
-    func isUsable(in transaction: UnsafeTransaction) -> Bool {
+    package func isUsable(in transaction: UnsafeTransaction) -> Bool {
         transaction.canUse(database) && indexes.values.allSatisfy(transaction.canUse)
             && compoundIndexes.allSatisfy { transaction.canUse($0.database) }
             && lists.values.allSatisfy { transaction.canUse($0.items) && ($0.references.map(transaction.canUse) ?? true) }
@@ -82,8 +84,8 @@ final class Table: @unchecked Sendable {
 
     /// The bytes of stored column `column` of `record`, checked; damage stops the process with
     /// a message naming the file and class rather than letting a wrong value through.
-    @inline(__always)
-    func field(_ record: UnsafeRawPointer, size: Int, column: Int, in file: StoreFile) -> UnsafeRawBufferPointer? {
+    @inlinable @inline(__always)
+    package func field(_ record: UnsafeRawPointer, size: Int, column: Int, in file: StoreFile) -> UnsafeRawBufferPointer? {
         switch Record.field(record, size: size, column: column, fixedSize: fixedSizes[column]) {
         case .value(let bytes): return bytes
         case .null: return nil
@@ -92,51 +94,54 @@ final class Table: @unchecked Sendable {
     }
 
     /// Checks a record's header before it is trusted.
-    @inline(__always)
-    func checkRecord(_ record: UnsafeRawBufferPointer, in file: StoreFile) {
+    @inlinable @inline(__always)
+    package func checkRecord(_ record: UnsafeRawBufferPointer, in file: StoreFile) {
         if let problem = Record.checkHeader(record, columns: columnCount) { damaged(problem, in: file) }
         if file.verifiesChecksums, let problem = Record.checksumProblem(record) { damaged(problem, in: file) }
     }
 
-    private func damaged(_ problem: String, in file: StoreFile) -> Never {
+    @usableFromInline func damaged(_ problem: String, in file: StoreFile) -> Never {
         fatalError("The realm at '\(file.url.path)' is damaged: an object of '\(className)' has a bad record (\(problem))")
     }
 
     /// What the current write knows about the table's keys, valid while `writeState.writeID`
     /// is the writing realm's `writeID`. (Exclusivity unchecked: only the writing thread
     /// touches it, and no access to it overlaps another.)
-    @exclusivity(unchecked) var writeState = WriteTableState()
+    @exclusivity(unchecked) package var writeState = WriteTableState()
 
     /// The LMDB database name of a class's table.
-    static func databaseName(for className: String) -> String { "class_" + className }
+    package static func databaseName(for className: String) -> String { "class_" + className }
 }
 
 /// A table seen through one Swift class: which stored column each declared property reads.
 ///
 /// Realm lets a model reorder its properties without a migration, so the declared column
 /// order and the stored one may differ; the map here is built once per class and file.
-final class TableBinding: @unchecked Sendable {
+@usableFromInline
+package final class TableBinding: @unchecked Sendable {
     // @unchecked Sendable: immutable after init; `columnMap` is written only in init and
     // freed in deinit.
 
-    let table: Table
-    let classInfo: ClassInfo
+    package let table: Table
+    /// The declared class bound (the object layer's `ClassInfo`; it reads it back as
+    /// `classInfo`).
+    package let declared: any DeclaredClass
     /// Declared column → stored column.
-    let columnMap: UnsafeMutableBufferPointer<Int32>
+    @usableFromInline package let columnMap: UnsafeMutableBufferPointer<Int32>
     /// Whether declared and stored order agree.
-    let isIdentity: Bool
+    package let isIdentity: Bool
     /// The table's primary-key column and kind, kept here too for property reads.
-    let primaryKeyColumn: Int?
-    let primaryKeyType: PropertyType?
+    package let primaryKeyColumn: Int?
+    package let primaryKeyType: PropertyType?
 
-    /// Binds `classInfo` to `table`, or returns the differences that forbid it.
-    init(table: Table, classInfo: ClassInfo) throws(SchemaMismatch) {
-        let differences = table.schema.differences(from: classInfo.schema)
+    /// Binds `declared` to `table`, or returns the differences that forbid it.
+    package init(table: Table, declared: any DeclaredClass) throws(SchemaMismatch) {
+        let differences = table.schema.differences(from: declared.schema)
         guard differences.isEmpty else { throw SchemaMismatch(lines: differences) }
         self.table = table
-        self.classInfo = classInfo
+        self.declared = declared
         let stored = Dictionary(uniqueKeysWithValues: table.schema.properties.enumerated().map { ($1.name, $0) })
-        let map = classInfo.schema.properties.map { Int32(stored[$0.name]!) }
+        let map = declared.schema.properties.map { Int32(stored[$0.name]!) }
         columnMap = .allocate(capacity: map.count)
         _ = columnMap.initialize(from: map)
         isIdentity = map == map.indices.map { Int32($0) }
@@ -149,40 +154,40 @@ final class TableBinding: @unchecked Sendable {
     }
 
     /// The stored column of declared column `column`.
-    @inline(__always)
-    func storedColumn(_ column: Int32) -> Int {
+    @inlinable @inline(__always)
+    package func storedColumn(_ column: Int32) -> Int {
         Int(columnMap[Int(column)])
     }
 
-    struct SchemaMismatch: Error {
-        let lines: [String]
+    package struct SchemaMismatch: Error {
+        package let lines: [String]
     }
 }
 
 /// What a write knows about a table's keys, to append in key order when it can.
-struct WriteTableState {
+package struct WriteTableState {
     /// The write this state belongs to.
-    var writeID: UInt64 = 0
+    package var writeID: UInt64 = 0
     /// The largest key in the table, if known.
-    var lastKey: [UInt8]?
+    package var lastKey: [UInt8]?
     /// The next auto-assigned key, for classes without a primary key.
-    var nextAutoKey: UInt64?
+    package var nextAutoKey: UInt64?
 }
 
 extension Record {
     /// How much of a record ``prefetch(_:)`` asks for.
-    static let prefetchLimit = 512
+    @usableFromInline package static let prefetchLimit = 512
 
     /// Starts loading `record` (at most its first 512 bytes) into the processor's cache
     /// without waiting for it, a cache line at a time: a walk calls this for a record a few
     /// places ahead of the one it reads, so the loads overlap.
-    @inline(__always)
-    static func prefetch(_ record: UnsafeRawBufferPointer) {
+    @inlinable @inline(__always)
+    package static func prefetch(_ record: UnsafeRawBufferPointer) {
         guard let base = record.baseAddress else { return }
         let end = Swift.min(record.count, prefetchLimit)
         var offset = 0
         while offset < end {
-            LMDBKit.prefetch(base + offset)
+            lmdbrealm_prefetch(base + offset)
             offset &+= 64
         }
     }

@@ -2,7 +2,7 @@ import LMDBRealmFormat
 
 /// What Storage tells the layer above about commits: the hook observation implements
 /// (`CommitHub`), so that Storage never reaches up into it.
-protocol CommitAnnouncer: AnyObject, Sendable {
+package protocol CommitAnnouncer: AnyObject, Sendable {
     /// Files what the write that will create `version` changed, before it commits, so that a
     /// handle refreshing to that version on another thread finds it.
     func stage(_ log: ChangeLog, version: Int)

@@ -8,7 +8,7 @@ import LMDBRealmFormat
 extension StoreView {
     /// Calls `body` with the key of each object of `origin` whose link or list column `column`
     /// holds `target`, in key order, each once, until it returns false.
-    func forEachBacklink(
+    package func forEachBacklink(
         from origin: Table, column: Int, to target: UnsafeRawBufferPointer, file: StoreFile,
         _ body: (UnsafeRawBufferPointer) -> Bool
     ) throws {
@@ -57,7 +57,7 @@ extension StoreView {
     /// The number of objects of `origin` whose link or list column `column` holds `target`:
     /// one descent and a duplicate count, no record read (unless the target's key is longer
     /// than an index key, when the candidates are checked).
-    func backlinkCount(from origin: Table, column: Int, to target: UnsafeRawBufferPointer, file: StoreFile) throws -> Int {
+    package func backlinkCount(from origin: Table, column: Int, to target: UnsafeRawBufferPointer, file: StoreFile) throws -> Int {
         let (dbi, probe, cut) = backlinkProbe(origin, column, target)
         guard let dbi else { return 0 }
         // Counting entries trusts them; with checksums checked, each is checked.
@@ -76,7 +76,7 @@ extension StoreView {
 
     /// The database holding `column`'s backlinks, the key to look `target` up under, and
     /// whether that key was cut to the index key length (so it may name other targets too).
-    func backlinkProbe(_ origin: Table, _ column: Int, _ target: UnsafeRawBufferPointer) -> (UInt32?, [UInt8], Bool) {
+    package func backlinkProbe(_ origin: Table, _ column: Int, _ target: UnsafeRawBufferPointer) -> (UInt32?, [UInt8], Bool) {
         if let references = origin.list(at: column)?.references { return (references.dbi, Array(target), false) }
         guard let index = origin.indexes[column] else { return (nil, [], false) }
         var probe: [UInt8] = []

@@ -1,10 +1,10 @@
 import Foundation
-internal import LMDBKit
-import LMDBRealmFormat
+public import LMDBKit
+package import LMDBRealmFormat
 
 /// Who reads through Storage: the file it reads, and where a read that cannot go on stops (a
 /// read does not throw; the realm implements this with the file, class and write named).
-protocol StoreReader: AnyObject {
+package protocol StoreReader: AnyObject {
     var file: StoreFile { get }
     func cannotRead(_ what: String, _ error: any Error) -> Never
 }
@@ -17,34 +17,35 @@ protocol StoreReader: AnyObject {
 /// ends or, in a write, until the next change, and must not be kept longer (accessors check the
 /// realm's generation before reusing them). Failures are thrown as they come from the file;
 /// callers that cannot throw stop through `Realm.cannotRead`.
-struct StoreView {
-    let transaction: UnsafeTransaction
+@usableFromInline
+package struct StoreView {
+    @usableFromInline package let transaction: UnsafeTransaction
     /// Whether values other than records (list chunks) are checked against their checksums as
     /// they are read (`Realm.Configuration.verifiesChecksums`; records are checked by `Table`).
-    let verifiesChecksums: Bool
+    package let verifiesChecksums: Bool
 
-    init(_ transaction: UnsafeTransaction, verifiesChecksums: Bool = false) {
+    package init(_ transaction: UnsafeTransaction, verifiesChecksums: Bool = false) {
         self.transaction = transaction
         self.verifiesChecksums = verifiesChecksums
     }
 
     /// The LMDB transaction ID of the version: it changes exactly when the data does.
-    var version: Int { transaction.id }
+    package var version: Int { transaction.id }
 
     /// The record stored under `key` in `table`, or `nil`; its header is not checked yet.
-    @inline(__always)
-    func record(of table: Table, key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
+    @inlinable @inline(__always)
+    package func record(of table: Table, key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
         try transaction.get(table.database.dbi, key: key)
     }
 
     /// The number of objects stored in `table`, from the B-tree's header: no record is read.
-    func count(of table: Table) throws -> Int {
+    package func count(of table: Table) throws -> Int {
         try transaction.statistics(table.database.dbi).entries
     }
 
     /// How many objects the index of `column` of `table` holds under `keys`, from the index's
     /// duplicate counts: no record is read.
-    func indexCount(of table: Table, column: Int, keys: [[UInt8]]) throws -> Int {
+    package func indexCount(of table: Table, column: Int, keys: [[UInt8]]) throws -> Int {
         guard let index = table.indexes[column] else { return 0 }
         let cursor = try UnsafeCursor(transaction: transaction, dbi: index.dbi)
         var total = 0
@@ -55,13 +56,13 @@ struct StoreView {
     }
 
     /// Lends `body` the key and record of the object with the largest key in `table`, if any.
-    func withLastObject<R>(of table: Table, _ body: (_ key: UnsafeRawBufferPointer, _ record: UnsafeRawBufferPointer) -> R) throws -> R? {
+    package func withLastObject<R>(of table: Table, _ body: (_ key: UnsafeRawBufferPointer, _ record: UnsafeRawBufferPointer) -> R) throws -> R? {
         let cursor = try UnsafeCursor(transaction: transaction, dbi: table.database.dbi)
         return try cursor.last().map { body($0.key, $0.value) }
     }
 
     /// Calls `body` with each key of `table`, ascending.
-    func forEachKey(of table: Table, _ body: (UnsafeRawBufferPointer) -> Void) throws {
+    package func forEachKey(of table: Table, _ body: (UnsafeRawBufferPointer) -> Void) throws {
         let cursor = try UnsafeCursor(transaction: transaction, dbi: table.database.dbi)
         try cursor.forEach { key, _ in
             body(key)
@@ -71,7 +72,7 @@ struct StoreView {
 
     /// Calls `body` with each key and record of `table`, ascending, until it returns false;
     /// the record's header is checked first.
-    func forEachObject(
+    package func forEachObject(
         of table: Table, in file: StoreFile, _ body: (_ key: UnsafeRawBufferPointer, _ record: UnsafeRawBufferPointer) throws -> Bool
     ) throws {
         let cursor = try UnsafeCursor(transaction: transaction, dbi: table.database.dbi)
@@ -84,7 +85,7 @@ struct StoreView {
     /// Refills `batch` with the objects of `table` after `lastKey` (from the first without it),
     /// at most `limit`, in key order, borrowed at `generation`.
     /// - Returns: Whether the table has no objects beyond the batch.
-    func readBatch(
+    package func readBatch(
         of table: Table, after lastKey: ObjectKey?, limit: Int, into batch: inout BorrowedBatch, at generation: UInt64
     ) throws -> Bool {
         let cursor = try UnsafeCursor(transaction: transaction, dbi: table.database.dbi)
@@ -109,7 +110,7 @@ struct StoreView {
     }
 
     /// The names of the classes in the file's catalog, as this version sees it.
-    func classNames(in file: StoreFile) throws -> [String] {
+    package func classNames(in file: StoreFile) throws -> [String] {
         var names: [String] = []
         let cursor = try UnsafeCursor(transaction: transaction, dbi: file.catalog.dbi)
         try cursor.forEach { key, _ in

@@ -1,5 +1,3 @@
-import LMDBRealmFormat
-
 /// What `add` does when an object with the same primary key is already stored.
 /// (Its raw values are RealmSwift's.)
 public enum UpdatePolicy: Int, Sendable {

@@ -4,7 +4,7 @@ import LMDBRealmFormat
 
 extension StoreFile {
     /// What compacting a file on launch did.
-    enum CompactionOutcome {
+    package enum CompactionOutcome {
         /// Another process has the file open: it was left alone, and the question not asked.
         case inUse
         /// `shouldCompact` said no.
@@ -17,7 +17,7 @@ extension StoreFile {
     /// the file's total and used bytes) says so: the file is locked exclusively (a process
     /// opening it meanwhile waits), copied compacted beside itself, and the copy renamed over
     /// it. This process must not have the file open.
-    static func compactIfAsked(_ options: Options, _ shouldCompact: (_ totalBytes: Int, _ usedBytes: Int) -> Bool) throws -> CompactionOutcome {
+    package static func compactIfAsked(_ options: Options, _ shouldCompact: (_ totalBytes: Int, _ usedBytes: Int) -> Bool) throws -> CompactionOutcome {
         let url = options.url
         guard let lock = Environment.lockExclusively(path: url.path) else { return .inUse }
         defer { Environment.unlockExclusively(lock) }

@@ -1,6 +1,6 @@
 import CHotPaths
-internal import LMDBKit
-import LMDBRealmFormat
+package import LMDBKit
+package import LMDBRealmFormat
 
 /// The databases of one list property (`List<T>`).
 ///
@@ -17,16 +17,16 @@ import LMDBRealmFormat
 /// to the keys of the owners whose lists hold it, so deleting a target finds the lists to
 /// remove it from without scanning. A map's elements are its entries (``MapEntry``): for a map
 /// of objects, the references name the targets of their values.
-struct ListDatabases {
-    let items: Database
-    let references: Database?
+package struct ListDatabases {
+    package let items: Database
+    package let references: Database?
     /// Whether the elements are a map's entries.
-    var isMap = false
+    package var isMap = false
 
     /// The object a stored element of a collection of objects names: the element itself, or
     /// a map entry's value (`nil` for a null).
     @inline(__always)
-    func target(of element: [UInt8]?) -> [UInt8]? {
+    package func target(of element: [UInt8]?) -> [UInt8]? {
         guard isMap else { return element }
         guard let element else { return nil }
         return element.withUnsafeBytes { entry in
@@ -36,20 +36,20 @@ struct ListDatabases {
     }
 
     /// The objects stored elements name, in their order (nulls left out).
-    func targets(of elements: [[UInt8]?]) -> [[UInt8]] {
+    package func targets(of elements: [[UInt8]?]) -> [[UInt8]] {
         elements.compactMap { target(of: $0) }
     }
 }
 
 extension Table {
     /// The LMDB database names of the list `property` of `className`.
-    static func listDatabaseNames(className: String, property: String) -> (items: String, references: String) {
+    package static func listDatabaseNames(className: String, property: String) -> (items: String, references: String) {
         ("list_" + className + "_" + property, "listrefs_" + className + "_" + property)
     }
 
     /// Opens (or, through `open`, creates) the databases of every list property of `schema`;
     /// `open` is told whether a database sorts duplicates.
-    static func openLists(
+    package static func openLists(
         of schema: ObjectSchema, _ open: (_ name: String, _ duplicateSort: Bool) throws -> Database?
     ) throws -> [Int: ListDatabases] {
         var lists: [Int: ListDatabases] = [:]
@@ -64,16 +64,16 @@ extension Table {
 }
 
 /// Keys of list chunks.
-enum ListKey {
+package enum ListKey {
     /// The prefix every chunk of `owner`'s list has.
-    static func prefix(_ owner: UnsafeRawBufferPointer) -> [UInt8] {
+    package static func prefix(_ owner: UnsafeRawBufferPointer) -> [UInt8] {
         var out: [UInt8] = [UInt8(truncatingIfNeeded: owner.count >> 8), UInt8(truncatingIfNeeded: owner.count)]
         out.append(contentsOf: owner)
         return out
     }
 
     /// The key of the chunk starting at element `position` of the list whose prefix is `prefix`.
-    static func key(_ prefix: [UInt8], _ position: Int) -> [UInt8] {
+    package static func key(_ prefix: [UInt8], _ position: Int) -> [UInt8] {
         var out = prefix
         withUnsafeBytes(of: UInt32(truncatingIfNeeded: position).bigEndian) { out.append(contentsOf: $0) }
         return out
@@ -81,7 +81,7 @@ enum ListKey {
 
     /// The first position of a chunk key of the same list as the chunk key `other`, or `nil`
     /// for another list.
-    static func position(_ key: UnsafeRawBufferPointer, sameListAs other: UnsafeRawBufferPointer) -> Int? {
+    package static func position(_ key: UnsafeRawBufferPointer, sameListAs other: UnsafeRawBufferPointer) -> Int? {
         guard key.count == other.count,
             ByteOrder.equal(UnsafeRawBufferPointer(rebasing: key.prefix(other.count - 4)), UnsafeRawBufferPointer(rebasing: other.prefix(other.count - 4)))
         else { return nil }
@@ -90,13 +90,13 @@ enum ListKey {
 
     /// The first position of a chunk key of the list with prefix `prefix`, or `nil` for another
     /// list.
-    static func position(_ key: UnsafeRawBufferPointer, prefix: [UInt8]) -> Int? {
+    package static func position(_ key: UnsafeRawBufferPointer, prefix: [UInt8]) -> Int? {
         guard key.count == prefix.count + 4, key.starts(with: prefix) else { return nil }
         return Int(UInt32(bigEndian: key.loadUnaligned(fromByteOffset: prefix.count, as: UInt32.self)))
     }
 
     /// The owner's key in a chunk key, or `nil` for bytes that are not one.
-    static func owner(of key: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+    package static func owner(of key: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
         guard key.count >= 2 else { return nil }
         let n = Int(key[0]) << 8 | Int(key[1])
         guard key.count == 2 + n + 4 else { return nil }
@@ -114,39 +114,39 @@ enum ListKey {
 ///
 /// Chunks are built unsealed in memory (``append(_:to:)-([UInt8]?,_)``), sealed by
 /// ``sealed(_:key:)`` as they are stored, and opened again by ``opened(_:)`` to take more.
-enum ListChunk {
-    static let maximumCount = 64
-    static let closingSize = 1024
+package enum ListChunk {
+    package static let maximumCount = 64
+    package static let closingSize = 1024
     /// The top bit of the count: the chunk ends with its checksum.
-    static let sealedFlag: UInt8 = 0x80
-    static let checksumSize = 4
+    package static let sealedFlag: UInt8 = 0x80
+    package static let checksumSize = 4
 
     /// Whether a stored chunk ends with a checksum.
     @inline(__always)
-    static func isSealed(_ chunk: UnsafeRawBufferPointer) -> Bool {
+    package static func isSealed(_ chunk: UnsafeRawBufferPointer) -> Bool {
         chunk.count >= 2 + checksumSize && chunk[0] & sealedFlag != 0
     }
 
     /// The number of elements `chunk` holds.
-    static func count(_ chunk: UnsafeRawBufferPointer) -> Int {
+    package static func count(_ chunk: UnsafeRawBufferPointer) -> Int {
         chunk.count >= 2 ? Int(chunk[0] & ~sealedFlag) << 8 | Int(chunk[1]) : 0
     }
 
     /// The bytes of `chunk` before its checksum.
     @inline(__always)
-    static func body(_ chunk: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+    package static func body(_ chunk: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
         isSealed(chunk) ? UnsafeRawBufferPointer(rebasing: chunk[..<(chunk.count - checksumSize)]) : chunk
     }
 
     /// `chunk` (built by `append`) as stored under `key`: flagged, its checksum after it.
-    static func sealed(_ chunk: [UInt8], key: UnsafeRawBufferPointer) -> [UInt8] {
+    package static func sealed(_ chunk: [UInt8], key: UnsafeRawBufferPointer) -> [UInt8] {
         var out = chunk
         seal(&out, key: key)
         return out
     }
 
     /// Seals `chunk` (built by `append`) in place, as stored under `key`.
-    static func seal(_ chunk: inout [UInt8], key: UnsafeRawBufferPointer) {
+    package static func seal(_ chunk: inout [UInt8], key: UnsafeRawBufferPointer) {
         if chunk.isEmpty { chunk = [0, 0] }
         chunk[0] |= sealedFlag
         let checksum = chunk.withUnsafeBytes { body in
@@ -156,7 +156,7 @@ enum ListChunk {
     }
 
     /// A stored chunk as `append` takes it: unflagged, without its checksum.
-    static func opened(_ chunk: UnsafeRawBufferPointer) -> [UInt8] {
+    package static func opened(_ chunk: UnsafeRawBufferPointer) -> [UInt8] {
         var out = Array(body(chunk))
         if !out.isEmpty { out[0] &= ~sealedFlag }
         return out
@@ -164,7 +164,7 @@ enum ListChunk {
 
     /// What is wrong with the checksum of the stored chunk `chunk` under `key`, or `nil` (also
     /// for a chunk written before checksums).
-    static func checksumProblem(_ chunk: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer) -> String? {
+    package static func checksumProblem(_ chunk: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer) -> String? {
         guard isSealed(chunk) else { return nil }
         let body = body(chunk)
         let stored = UInt32(littleEndian: chunk.loadUnaligned(fromByteOffset: body.count, as: UInt32.self))
@@ -174,7 +174,7 @@ enum ListChunk {
     }
 
     /// Whether `chunk` takes another element.
-    static func hasRoom(_ chunk: UnsafeRawBufferPointer) -> Bool {
+    package static func hasRoom(_ chunk: UnsafeRawBufferPointer) -> Bool {
         count(chunk) < maximumCount && chunk.count < closingSize
     }
 
@@ -183,7 +183,7 @@ enum ListChunk {
     /// walk ends where the chunk stops making sense.
     /// - Returns: false if `body` stopped the walk.
     @discardableResult @inline(__always)
-    static func forEach(_ stored: UnsafeRawBufferPointer, _ body: (_ index: Int, _ element: UnsafeRawBufferPointer?) -> Bool) -> Bool {
+    package static func forEach(_ stored: UnsafeRawBufferPointer, _ body: (_ index: Int, _ element: UnsafeRawBufferPointer?) -> Bool) -> Bool {
         walk(stored) { i, element, _ in body(i, element) }
     }
 
@@ -226,7 +226,7 @@ enum ListChunk {
 
     /// The elements of `stored` that make sense (those ``forEach(_:_:)`` walks): how many, and
     /// their bytes as the chunk holds them (each a tag, a length and its field bytes).
-    static func wellFormedElements(_ stored: UnsafeRawBufferPointer) -> (count: Int, bytes: UnsafeRawBufferPointer) {
+    package static func wellFormedElements(_ stored: UnsafeRawBufferPointer) -> (count: Int, bytes: UnsafeRawBufferPointer) {
         var count = 0
         var end = 2
         _ = walk(stored) { _, _, elementEnd in
@@ -239,13 +239,13 @@ enum ListChunk {
     }
 
     /// Appends `element` to `chunk` (a chunk's bytes, its count included).
-    static func append(_ element: UnsafeRawBufferPointer?, to chunk: inout [UInt8]) {
+    package static func append(_ element: UnsafeRawBufferPointer?, to chunk: inout [UInt8]) {
         appendHeader(element?.count, to: &chunk)
         if let element { chunk.append(contentsOf: element) }
     }
 
     /// Appends `element` to `chunk`, from an array (copied at once).
-    static func append(_ element: [UInt8]?, to chunk: inout [UInt8]) {
+    package static func append(_ element: [UInt8]?, to chunk: inout [UInt8]) {
         appendHeader(element?.count, to: &chunk)
         if let element { chunk.append(contentsOf: element) }
     }
@@ -305,7 +305,7 @@ extension StoreView {
     }
 
     /// The number of elements of `owner`'s list: one descent to its last chunk.
-    func listCount(_ list: ListDatabases, owner: UnsafeRawBufferPointer) throws -> Int {
+    package func listCount(_ list: ListDatabases, owner: UnsafeRawBufferPointer) throws -> Int {
         let cursor = try UnsafeCursor(transaction: transaction, dbi: list.items.dbi)
         guard let last = try lastChunk(cursor, prefix: ListKey.prefix(owner)) else { return 0 }
         return last.first + ListChunk.count(last.chunk)
@@ -313,7 +313,7 @@ extension StoreView {
 
     /// Lends `body` element `index` of `owner`'s list (`nil` for a null element).
     /// - Returns: What `body` returned, or `nil` if there is no such element.
-    func withListElement<R>(
+    package func withListElement<R>(
         _ list: ListDatabases, owner: UnsafeRawBufferPointer, at index: Int, _ body: (UnsafeRawBufferPointer?) -> R
     ) throws -> R? {
         let cursor = try UnsafeCursor(transaction: transaction, dbi: list.items.dbi)
@@ -328,7 +328,7 @@ extension StoreView {
     }
 
     /// Calls `body` with each element of `owner`'s list, in order, until it returns false.
-    func forEachListElement(
+    package func forEachListElement(
         _ list: ListDatabases, owner: UnsafeRawBufferPointer, _ body: (_ position: Int, _ element: UnsafeRawBufferPointer?) -> Bool
     ) throws {
         try forEachListChunk(list, owner: owner) { first, chunk in
@@ -338,7 +338,7 @@ extension StoreView {
 
     /// Calls `body` with each chunk of `owner`'s list and the position of its first element,
     /// in order, until it returns false. The chunk's checksum is checked first.
-    func forEachListChunk(
+    package func forEachListChunk(
         _ list: ListDatabases, owner: UnsafeRawBufferPointer, _ body: (_ first: Int, _ chunk: UnsafeRawBufferPointer) -> Bool
     ) throws {
         // The first chunk's key, on the stack: two bytes of length, the owner's key, position 0.
@@ -359,7 +359,7 @@ extension StoreView {
     }
 
     /// The elements of `owner`'s list, copied in one walk into one buffer.
-    func listFieldBytes(_ list: ListDatabases, owner: UnsafeRawBufferPointer) throws -> ListFieldBytes {
+    package func listFieldBytes(_ list: ListDatabases, owner: UnsafeRawBufferPointer) throws -> ListFieldBytes {
         var fields = ListFieldBytes()
         try forEachListChunk(list, owner: owner) { _, chunk in
             fields.append(ListChunk.wellFormedElements(chunk))
@@ -369,7 +369,7 @@ extension StoreView {
     }
 
     /// The elements of `owner`'s list, copied.
-    func listElements(_ list: ListDatabases, owner: UnsafeRawBufferPointer) throws -> [[UInt8]?] {
+    package func listElements(_ list: ListDatabases, owner: UnsafeRawBufferPointer) throws -> [[UInt8]?] {
         var elements: [[UInt8]?] = []
         try forEachListElement(list, owner: owner) { _, element in
             elements.append(element.map(Array.init))
@@ -383,7 +383,7 @@ extension WriteSession {
     /// Replaces `owner`'s list in `table`'s list `column` with `elements`; `old`, if the caller
     /// has read them, are the elements stored now. Only the chunks from the one holding the
     /// first element that differs are rewritten.
-    func setList(_ elements: [[UInt8]?], old: [[UInt8]?]? = nil, of owner: ObjectKey, in table: Table, column: Int) throws {
+    package func setList(_ elements: [[UInt8]?], old: [[UInt8]?]? = nil, of owner: ObjectKey, in table: Table, column: Int) throws {
         let list = table.list(at: column)!
         try owner.withBytes { owner in
             let old = try old ?? view.listElements(list, owner: owner)
@@ -457,64 +457,10 @@ extension WriteSession {
         }
     }
 
-    /// Stores the list of objects of an object just added, whose list is still empty: what
-    /// ``setList(_:old:of:in:column:)`` stores for these elements, each an object's key read
-    /// from its accessor (`nil` for one not stored), with no array made per element: the
-    /// chunk and its key are built in the write's scratch buffers.
-    func setNewList(of objects: [Object], owner: ObjectKey, in table: Table, column: Int) throws {
-        guard !objects.isEmpty else { return }
-        let list = table.list(at: column)!
-        var key: [UInt8] = []
-        var chunk: [UInt8] = []
-        swap(&key, &buffers.listKey)
-        swap(&chunk, &buffers.listChunk)
-        defer {
-            swap(&key, &buffers.listKey)
-            swap(&chunk, &buffers.listChunk)
-        }
-        // (No closure captures these: each capture would be an exclusivity check per use.)
-        key.removeAll(keepingCapacity: true)
-        owner.withBytes { owner in
-            key.append(UInt8(truncatingIfNeeded: owner.count >> 8))
-            key.append(UInt8(truncatingIfNeeded: owner.count))
-            key.append(contentsOf: owner)
-        }
-        let prefixCount = key.count
-        // A list written after every other (a new object's, in key order) is appended: no
-        // search, and full pages. The first refusal ends the attempt.
-        var appending = true
-        var first = 0
-        chunk.removeAll(keepingCapacity: true)
-        for position in objects.indices {
-            let object = objects[position]
-            if object._realm == nil {
-                ListChunk.append(nil as UnsafeRawBufferPointer?, to: &chunk)
-            } else {
-                object._key.withBytes { ListChunk.append($0, to: &chunk) }
-            }
-            if !chunk.withUnsafeBytes(ListChunk.hasRoom) {
-                try storeChunk(&chunk, first: first, key: &key, prefixCount: prefixCount, in: list.items, appending: &appending)
-                chunk.removeAll(keepingCapacity: true)
-                first = position + 1
-            }
-        }
-        if !chunk.isEmpty { try storeChunk(&chunk, first: first, key: &key, prefixCount: prefixCount, in: list.items, appending: &appending) }
-        if let references = list.references {
-            // Every target is new to this list. A target held twice is buffered twice; the
-            // flush writes it once.
-            try owner.withBytes { owner in
-                for object in objects where object._realm != nil {
-                    try object._key.withBytes { try bufferReference(references, target: $0, owner: owner) }
-                }
-            }
-        }
-        listChanged(owner: owner, table: table, column: column)
-    }
-
     /// Seals `chunk` as the chunk starting at element `first` of the list whose key prefix is
     /// the first `prefixCount` bytes of `key`, and stores it: appended while `appending` holds
     /// (the first refusal clears it), put in place otherwise.
-    private func storeChunk(
+    package func storeChunk(
         _ chunk: inout [UInt8], first: Int, key: inout [UInt8], prefixCount: Int, in items: Database, appending: inout Bool
     ) throws {
         key.removeSubrange(prefixCount...)
@@ -530,7 +476,7 @@ extension WriteSession {
     }
 
     /// Appends `element` to `owner`'s list: one descent to its last chunk, one to store it.
-    func appendToList(_ element: UnsafeRawBufferPointer?, of owner: ObjectKey, in table: Table, column: Int) throws {
+    package func appendToList(_ element: UnsafeRawBufferPointer?, of owner: ObjectKey, in table: Table, column: Int) throws {
         let list = table.list(at: column)!
         try owner.withBytes { owner in
             let txn = view.transaction
@@ -563,7 +509,7 @@ extension WriteSession {
 
     /// Removes every list element of the objects `owners` of `table` (being deleted), with
     /// their references.
-    func removeLists(of owners: [ObjectKey], in table: Table) throws {
+    package func removeLists(of owners: [ObjectKey], in table: Table) throws {
         for (column, _) in table.lists {
             for owner in owners { try setList([], of: owner, in: table, column: column) }
         }
@@ -572,7 +518,7 @@ extension WriteSession {
     /// Removes `targets` (objects of `target`, being deleted) from every list of objects that
     /// holds them: `nil` removes every element of those lists. In a map the entries stay, their
     /// values set to `nil`, as in RealmSwift.
-    func removeFromLists(_ targets: [ObjectKey]?, of target: Table, sources: [(table: Table, column: Int)]) throws {
+    package func removeFromLists(_ targets: [ObjectKey]?, of target: Table, sources: [(table: Table, column: Int)]) throws {
         try flushIndexEntries()  // the references are read whole
         let txn = view.transaction
         for (source, column) in sources {
@@ -619,7 +565,7 @@ extension WriteSession {
         }
     }
 
-    private func listChanged(owner: ObjectKey, table: Table, column: Int) {
+    package func listChanged(owner: ObjectKey, table: Table, column: Int) {
         changeLog?.changes(for: table).modified[owner, default: 0] |= ChangeLog.bit(column)
         observer.writeSessionChanged()
     }
@@ -628,13 +574,18 @@ extension WriteSession {
 /// The elements of a list, copied from its chunks in one walk into one buffer: each chunk's
 /// elements that make sense, as the chunk holds them (a tag, a length and the field bytes), in
 /// one copy per chunk. An iterator reads them in order.
-struct ListFieldBytes {
-    private var bytes: [UInt8] = []
+@usableFromInline
+package struct ListFieldBytes {
+    package init() {}
+
+    /// The elements' bytes, read through ``withElement(at:_:)`` (or, above this layer, through
+    /// ``element(_:at:_:)`` in a walk compiled for its caller).
+    @usableFromInline package private(set) var bytes: [UInt8] = []
     /// The number of elements.
-    private(set) var count = 0
+    package private(set) var count = 0
 
     /// Appends a chunk's well-formed elements (``ListChunk/wellFormedElements(_:)``).
-    mutating func append(_ elements: (count: Int, bytes: UnsafeRawBufferPointer)) {
+    package mutating func append(_ elements: (count: Int, bytes: UnsafeRawBufferPointer)) {
         guard elements.count > 0 else { return }
         bytes.append(contentsOf: elements.bytes)
         count += elements.count
@@ -642,20 +593,14 @@ struct ListFieldBytes {
 
     /// Lends `body` the element starting at `offset` (`nil` for a null) and moves `offset` to
     /// the next. `offset` must be 0 or where the previous element ended.
-    @inline(__always)
-    func withElement<R>(at offset: inout Int, _ body: (UnsafeRawBufferPointer?) -> R) -> R {
-        bytes.withUnsafeBytes { Self.element($0, at: &offset, body) }
-    }
-
-    /// ``withElement(at:_:)`` for the objects of a list of objects: `body` makes the object of
-    /// the key it is lent. Not generic, so that the walk is compiled for it.
-    func object(at offset: inout Int, _ body: (UnsafeRawBufferPointer?) -> Object) -> Object {
+    @inlinable @inline(__always)
+    package func withElement<R>(at offset: inout Int, _ body: (UnsafeRawBufferPointer?) -> R) -> R {
         bytes.withUnsafeBytes { Self.element($0, at: &offset, body) }
     }
 
     /// The element of `bytes` at `offset`, lent to `body`; `offset` moves past it.
-    @inline(__always)
-    private static func element<R>(_ bytes: UnsafeRawBufferPointer, at offset: inout Int, _ body: (UnsafeRawBufferPointer?) -> R) -> R {
+    @inlinable @inline(__always)
+    package static func element<R>(_ bytes: UnsafeRawBufferPointer, at offset: inout Int, _ body: (UnsafeRawBufferPointer?) -> R) -> R {
         // Checked as they were copied (`ListChunk.walk`): the tag, a length of at most five
         // bytes and the field bytes are all there.
         let tag = bytes[offset]

@@ -5,21 +5,21 @@ import LMDBRealmFormat
 
 extension StoreVerifier {
     /// One index database of a table and how to compute an object's key in it.
-    struct IndexCheck {
+    package struct IndexCheck {
         /// The index as people name it: "Article.section", "Article.(section, pubDate)".
-        let name: String
-        let dbi: UInt32
+        package let name: String
+        package let dbi: UInt32
         /// Whether the index is a to-one link's: it holds the backlinks (target → origins).
-        let holdsBacklinks: Bool
+        package let holdsBacklinks: Bool
         /// Appends the key of a sound record in the index.
-        let appendKey: (UnsafeRawBufferPointer, inout [UInt8]) -> Void
+        package let appendKey: (UnsafeRawBufferPointer, inout [UInt8]) -> Void
         /// A covering index's largest value (its entries hold ``CoveringValue``s); `nil` for
         /// the others, whose values are object keys.
-        var coveringMaximum: Int? = nil
+        package var coveringMaximum: Int? = nil
     }
 
     /// The indexes of `table`: declared, compound, and those of its to-one links.
-    func indexChecks(of table: Table) -> [IndexCheck] {
+    package func indexChecks(of table: Table) -> [IndexCheck] {
         var checks: [IndexCheck] = []
         for column in table.indexedColumns {
             guard let index = table.indexes[column] else { continue }
@@ -44,7 +44,7 @@ extension StoreVerifier {
     /// and that each entry names a stored object whose values give the entry's key.
     /// - Parameter damaged: The keys of the objects whose records are damaged, reported
     ///   already: their entries are not judged.
-    func checkIndex(_ index: IndexCheck, of table: Table, damaged: Set<[UInt8]>) throws {
+    package func checkIndex(_ index: IndexCheck, of table: Table, damaged: Set<[UInt8]>) throws {
         let missingKind: Kind = index.holdsBacklinks ? .backlinkMismatch : .missingIndexEntry
         let orphanKind: Kind = index.holdsBacklinks ? .backlinkMismatch : .orphanIndexEntry
         let what = index.holdsBacklinks ? "The backlink index of '\(index.name)'" : "The index '\(index.name)'"
@@ -121,22 +121,22 @@ extension StoreVerifier {
 extension StoreVerifier {
     /// What one walk of a list column knows of the owner whose chunks it is reading.
     private struct OwnerState {
-        var key: [UInt8]
-        var isStored: Bool
+        package var key: [UInt8]
+        package var isStored: Bool
         /// The position the owner's next chunk must start at.
-        var nextPosition = 0
+        package var nextPosition = 0
         /// A set's elements or a map's keys seen so far (tagged: 0 null, 1 value).
-        var seen = Set<[UInt8]>()
+        package var seen = Set<[UInt8]>()
         /// The distinct objects the owner's elements name.
-        var targets = Set<[UInt8]>()
+        package var targets = Set<[UInt8]>()
         /// Whether a finding was made about the owner's elements (its references are then
         /// not judged).
-        var isSuspect = false
+        package var isSuspect = false
     }
 
     /// Checks the list, set or map column `column` of `table`: every chunk, its owner, its
     /// elements, the objects they name, and the references both ways.
-    func checkList(_ list: ListDatabases, column: Int, of table: Table) throws {
+    package func checkList(_ list: ListDatabases, column: Int, of table: Table) throws {
         let property = table.schema.properties[column]
         let name = property.name
         let target = property.type == .object ? property.objectClassName.flatMap { tablesByName[$0] } : nil
@@ -248,7 +248,7 @@ extension StoreVerifier {
     /// Walks the elements of `chunk` (see ``ListChunk``), checking every count, tag and
     /// length against its bytes, and hands each to `body` (`nil` for a null).
     /// - Returns: What is wrong with the chunk, or `nil` if it parses exactly.
-    static func parseChunk(_ stored: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) -> Void) -> String? {
+    package static func parseChunk(_ stored: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) -> Void) -> String? {
         guard stored.count >= 2 else { return "has \(stored.count) bytes, shorter than its count" }
         let n = ListChunk.count(stored)
         let chunk = ListChunk.body(stored)

@@ -12,7 +12,7 @@ extension WriteSession {
     /// in `tables` (all of the file's). Indexes and list references of the tables concerned are
     /// built again.
     /// - Throws: ``RealmError/Code/primaryKeyExists`` if two objects have one key.
-    func rekey(_ table: Table, in tables: [Table]) throws {
+    package func rekey(_ table: Table, in tables: [Table]) throws {
         try flushIndexEntries()
         let txn = view.transaction
         // The new key of each object, checked for duplicates.

@@ -8,20 +8,20 @@ import LMDBRealmFormat
 /// A realm reuses its snapshot in place (reset and renew) while nothing else holds it; once it
 /// is shared, moving to a newer version takes a new transaction and leaves this one pinned
 /// until its last holder lets go.
-final class Snapshot: @unchecked Sendable {
+package final class Snapshot: @unchecked Sendable {
     // @unchecked Sendable: the transaction is reset or renewed only by a realm that holds the
     // sole reference (checked with isKnownUniquelyReferenced). While shared, it is only read,
     // and LMDB allows reads of one read transaction (MDB_NOTLS) from several threads once its
     // databases' records are loaded, which `warm` does before a snapshot is shared.
     private var transaction: Transaction?
-    let view: StoreView
-    let file: StoreFile
+    package let view: StoreView
+    package let file: StoreFile
     /// The LMDB transaction ID of the version, while not reset.
-    private(set) var version: Int
-    private(set) var isReset = false
+    package private(set) var version: Int
+    package private(set) var isReset = false
 
     /// Pins the newest committed version of `file`.
-    init(file: StoreFile) throws {
+    package init(file: StoreFile) throws {
         let txn = try Transaction(environment: file.environment, readOnly: true)
         view = StoreView(txn.unsafe, verifiesChecksums: file.verifiesChecksums)
         version = txn.id
@@ -55,7 +55,7 @@ final class Snapshot: @unchecked Sendable {
     }
 
     /// Releases the version, keeping the transaction for ``renew()``.
-    func reset() {
+    package func reset() {
         guard !isReset else { return }
         transaction?.reset()
         file.versions.unpin(version)
@@ -63,7 +63,7 @@ final class Snapshot: @unchecked Sendable {
     }
 
     /// Pins the newest committed version again.
-    func renew() throws {
+    package func renew() throws {
         guard isReset else { return }
         try transaction?.renew()
         version = view.version
@@ -76,7 +76,7 @@ final class Snapshot: @unchecked Sendable {
     /// readers on several threads only read it afterwards (LMDB refreshes a named database's
     /// record in the transaction on its first use).
     /// - Throws: `LMDBError` if a database cannot be read; the snapshot must not be shared then.
-    func warm(_ tables: [Table]) throws {
+    package func warm(_ tables: [Table]) throws {
         let txn = view.transaction
         _ = try txn.statistics(file.meta.dbi)
         _ = try txn.statistics(file.catalog.dbi)
@@ -91,16 +91,16 @@ final class Snapshot: @unchecked Sendable {
 
 /// The versions of one file pinned by this process, counted for
 /// ``Realm/Configuration/maximumNumberOfActiveVersions``.
-final class PinnedVersions: @unchecked Sendable {
+package final class PinnedVersions: @unchecked Sendable {
     // @unchecked Sendable: `counts` is only touched under `lock`.
     private let lock = NSLock()
     private var counts: [Int: Int] = [:]
 
-    func pin(_ version: Int) {
+    package func pin(_ version: Int) {
         lock.withLock { counts[version, default: 0] += 1 }
     }
 
-    func unpin(_ version: Int) {
+    package func unpin(_ version: Int) {
         lock.withLock {
             let n = counts[version, default: 1] - 1
             counts[version] = n == 0 ? nil : n
@@ -108,8 +108,8 @@ final class PinnedVersions: @unchecked Sendable {
     }
 
     /// How many distinct versions are pinned.
-    var count: Int { lock.withLock { counts.count } }
+    package var count: Int { lock.withLock { counts.count } }
 
     /// The oldest pinned version, if any.
-    var oldest: Int? { lock.withLock { counts.keys.min() } }
+    package var oldest: Int? { lock.withLock { counts.keys.min() } }
 }

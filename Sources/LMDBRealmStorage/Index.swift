@@ -1,6 +1,7 @@
-internal import LMDBKit
+import Foundation
+package import LMDBKit
 internal import CHotPaths
-import LMDBRealmFormat
+package import LMDBRealmFormat
 
 /// Secondary indexes: one LMDB `duplicateSort` database per indexed property, whose keys are
 /// the order-preserving encodings of the property's values (see ``KeyEncoding``) and whose
@@ -11,16 +12,16 @@ import LMDBRealmFormat
 /// as the records, so a cancelled write leaves both as they were.
 extension Table {
     /// The LMDB database name of the index of `property` of `className`.
-    static func indexDatabaseName(className: String, property: String) -> String {
+    package static func indexDatabaseName(className: String, property: String) -> String {
         "index_" + className + "_" + property
     }
 
     /// Index keys are cut to this many bytes (LMDB keys hold at most 511); a probe as long as
     /// this may match longer values too, so lookups check candidates against their records.
-    static let maximumIndexKeyLength = 480
+    package static let maximumIndexKeyLength = 480
 
     /// Appends the index key of a field of stored column `column` to `out`.
-    func appendIndexKey(_ field: UnsafeRawBufferPointer?, column: Int, to out: inout [UInt8]) {
+    package func appendIndexKey(_ field: UnsafeRawBufferPointer?, column: Int, to out: inout [UInt8]) {
         let start = out.count
         KeyEncoding.append(field, type: schema.properties[column].type, to: &out)
         let end = start + Table.maximumIndexKeyLength
@@ -29,7 +30,7 @@ extension Table {
 
     /// Opens (or, with `create`, creates) the index databases of every indexed property of
     /// `schema`.
-    static func openIndexes(
+    package static func openIndexes(
         of schema: ObjectSchema, _ open: (String, Bool) throws -> Database?
     ) throws -> [Int: Database] {
         var indexes: [Int: Database] = [:]
@@ -49,15 +50,15 @@ extension Table {
 ///
 /// A covering index (see ``Object/coveringIndexes()``) has the same keys; each value is a
 /// ``CoveringValue``: the object's key and a copy of its record.
-struct CompoundIndex {
+package struct CompoundIndex {
     /// The stored columns, in the order their keys are joined.
-    let columns: [Int]
-    let database: Database
+    package let columns: [Int]
+    package let database: Database
     /// The columns' property names and kinds, for the planner (read per query).
-    let names: [String]
-    let types: [PropertyType]
+    package let names: [String]
+    package let types: [PropertyType]
     /// Whether each entry holds its object's record too.
-    let covering: Bool
+    package let covering: Bool
 }
 
 /// The value of a covering index's entry: the object's key, a copy of its record when both fit
@@ -66,12 +67,12 @@ struct CompoundIndex {
 ///
 /// The object key comes first, so the objects under one index key are in key order, as in any
 /// other index.
-enum CoveringValue {
-    static let noRecord: UInt16 = 0x8000
+package enum CoveringValue {
+    package static let noRecord: UInt16 = 0x8000
 
     /// Appends the value for the object `key` whose record is `record` to `out`; the record is
     /// left out if the value would pass `maximum` bytes.
-    static func append(key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer, maximum: Int, to out: inout [UInt8]) {
+    package static func append(key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer, maximum: Int, to out: inout [UInt8]) {
         out.append(contentsOf: key)
         var trailer = UInt16(truncatingIfNeeded: key.count)
         if key.count + record.count + 2 <= maximum {
@@ -86,7 +87,7 @@ enum CoveringValue {
     /// The object key and record copy (`nil`: not copied) of a value; `nil` if the value is
     /// not one.
     @inline(__always)
-    static func split(_ value: UnsafeRawBufferPointer) -> (key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer?)? {
+    package static func split(_ value: UnsafeRawBufferPointer) -> (key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer?)? {
         let count = value.count
         guard count >= 3 else { return nil }
         let trailer = UInt16(value[count - 2]) | UInt16(value[count - 1]) << 8
@@ -101,7 +102,7 @@ enum CoveringValue {
 
 extension Table {
     /// The LMDB database name of the index of the properties `names` of `className`.
-    static func compoundIndexDatabaseName(className: String, properties names: [String], covering: Bool = false) -> String {
+    package static func compoundIndexDatabaseName(className: String, properties names: [String], covering: Bool = false) -> String {
         (covering ? "covering_" : "cindex_") + className + "_" + names.joined(separator: "+")
     }
 
@@ -124,7 +125,7 @@ extension Table {
 
     /// Appends the key of `record` in the compound index `index` to `out`, cut to the index
     /// key length.
-    func appendCompoundKey(_ index: CompoundIndex, record: UnsafeRawBufferPointer, in file: StoreFile, to out: inout [UInt8]) {
+    package func appendCompoundKey(_ index: CompoundIndex, record: UnsafeRawBufferPointer, in file: StoreFile, to out: inout [UInt8]) {
         let start = out.count
         for (position, column) in index.columns.enumerated() {
             let field = field(record.baseAddress!, size: record.count, column: column, in: file)
@@ -144,7 +145,7 @@ extension StoreView {
     /// Walks every table and every index of the file and lists each way they disagree: an
     /// index entry with no object, an object missing from an index, an entry under the wrong
     /// value. Empty when the file is consistent.
-    func indexProblems(of tables: [Table], in file: StoreFile) -> [String] {
+    package func indexProblems(of tables: [Table], in file: StoreFile) -> [String] {
         var problems: [String] = []
         let txn = transaction
         do {
@@ -256,11 +257,11 @@ extension StoreView {
 /// Index entries added in a write and not yet written: one byte buffer and a table of
 /// (database, key, value) slices into it, each with its first 16 key and value bytes as
 /// big-endian integers so that sorting rarely needs to look at the bytes themselves.
-struct PendingIndexEntries {
+package struct PendingIndexEntries {
     /// Past this many entries, a write flushes early to bound its memory.
-    static let flushThreshold = 1 << 20
+    package static let flushThreshold = 1 << 20
     /// Past this many bytes of keys and values, too (positions in the buffer are 32-bit).
-    static let flushBytes = 1 << 30
+    package static let flushBytes = 1 << 30
 
     /// An entry: `lmdbrealm_pending_entry` (CHotPaths), 48 bytes, sorted in place by
     /// `lmdbrealm_sort_pending_entries`.
@@ -275,19 +276,19 @@ struct PendingIndexEntries {
     private final class Table {
         // Unchecked: a table is changed only through the one `PendingIndexEntries` that holds
         // it alone (`unique()`), on one thread.
-        @exclusivity(unchecked) var raw = lmdbrealm_pending_table()
+        @exclusivity(unchecked) package var raw = lmdbrealm_pending_table()
 
         deinit { lmdbrealm_pending_table_release(&raw) }
 
         /// Room for `minimum` entries, or the process stops, as an array's growth does.
         @inline(never)
-        func reserve(_ minimum: Int) {
+        package func reserve(_ minimum: Int) {
             guard lmdbrealm_pending_table_reserve(&raw, minimum) == 0 else {
                 fatalError("Out of memory: cannot hold \(minimum) pending index entries of a write")
             }
         }
 
-        func copy() -> Table {
+        package func copy() -> Table {
             let other = Table()
             other.reserve(max(raw.count, 1))
             if raw.count > 0 { other.raw.base!.update(from: raw.base!, count: raw.count) }
@@ -311,10 +312,10 @@ struct PendingIndexEntries {
         t.raw.count += 1
     }
 
-    var isEmpty: Bool { table.raw.count == 0 }
-    var count: Int { table.raw.count }
+    package var isEmpty: Bool { table.raw.count == 0 }
+    package var count: Int { table.raw.count }
     /// Whether the write should flush the entries now, to bound its memory.
-    var isFull: Bool { table.raw.count >= Self.flushThreshold || bytes.count >= Self.flushBytes }
+    package var isFull: Bool { table.raw.count >= Self.flushThreshold || bytes.count >= Self.flushBytes }
 
     /// The first 16 bytes of `b` as two big-endian integers, zero-padded.
     @inline(__always)
@@ -327,7 +328,7 @@ struct PendingIndexEntries {
     /// Appends an entry; a key and value of 16 bytes or fewer each (object keys: backlinks and
     /// list references) live in the entry alone, with nothing written to the byte buffer.
     @inline(__always)
-    mutating func append(dbi: UInt32, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+    package mutating func append(dbi: UInt32, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
         guard key.count <= 16 && value.count <= 16 else {
             return append(dbi: dbi, value: value) { $0.append(contentsOf: key) }
         }
@@ -338,19 +339,19 @@ struct PendingIndexEntries {
             value_count: UInt32(truncatingIfNeeded: value.count)))
     }
 
-    mutating func append(dbi: UInt32, key: [UInt8], value: UnsafeRawBufferPointer) {
+    package mutating func append(dbi: UInt32, key: [UInt8], value: UnsafeRawBufferPointer) {
         key.withUnsafeBytes { append(dbi: dbi, key: $0, value: value) }
     }
 
     /// Appends an entry whose key `writeKey` appends to the end of the buffer; it must not
     /// change the bytes already there.
-    mutating func append(dbi: UInt32, value: UnsafeRawBufferPointer, writeKey: (inout [UInt8]) -> Void) {
+    package mutating func append(dbi: UInt32, value: UnsafeRawBufferPointer, writeKey: (inout [UInt8]) -> Void) {
         append(dbi: dbi, writeKey: writeKey) { $0.append(contentsOf: value) }
     }
 
     /// Appends an entry whose key `writeKey` and then value `writeValue` append to the end of
     /// the buffer; neither may change the bytes already there.
-    mutating func append(dbi: UInt32, writeKey: (inout [UInt8]) -> Void, writeValue: (inout [UInt8]) -> Void) {
+    package mutating func append(dbi: UInt32, writeKey: (inout [UInt8]) -> Void, writeValue: (inout [UInt8]) -> Void) {
         let start = bytes.count
         writeKey(&bytes)
         let k = start..<bytes.count
@@ -367,7 +368,7 @@ struct PendingIndexEntries {
             value_count: UInt32(truncatingIfNeeded: v.count)))
     }
 
-    mutating func removeAll() {
+    package mutating func removeAll() {
         bytes.removeAll(keepingCapacity: true)
         unique()
         table.raw.count = 0
@@ -375,15 +376,15 @@ struct PendingIndexEntries {
 
     /// Past this many entries' room (3 MiB) or bytes of keys and values, a finished write's
     /// entries give their memory back rather than keep it for the realm's next write.
-    static let retainedEntries = 1 << 16
-    static let retainedBytes = 4 << 20
+    package static let retainedEntries = 1 << 16
+    package static let retainedBytes = 4 << 20
 
     /// The memory the entries hold: their table's and their byte buffer's.
-    var reservedBytes: Int { table.raw.capacity * MemoryLayout<Entry>.stride + bytes.capacity }
+    package var reservedBytes: Int { table.raw.capacity * MemoryLayout<Entry>.stride + bytes.capacity }
 
     /// Empties the entries, giving back the memory of a big write's (up to 48 MiB of table and
     /// 1 GiB of buffer); smaller ones keep theirs for the next write.
-    mutating func removeAllReleasingLarge() {
+    package mutating func removeAllReleasingLarge() {
         guard table.raw.capacity > Self.retainedEntries || bytes.capacity > Self.retainedBytes else { return removeAll() }
         bytes = []
         table = Table()
@@ -413,12 +414,12 @@ struct PendingIndexEntries {
     /// and `put` walks the table in order. Keys and values of 16 bytes or fewer (object keys,
     /// most index keys) are handed out from the entry's own words, so the byte buffer is read
     /// only for longer ones.
-    mutating func drain(_ put: (UInt32, UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws {
+    package mutating func drain(_ put: (UInt32, UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws {
         try drainInOrder { dbi, key, value, _ in try put(dbi, key, value) }
     }
 
     /// How an entry drained stands to the one drained before it.
-    enum Sequel {
+    package enum Sequel {
         /// The first of its database.
         case firstOfDatabase
         /// A key after the previous entry's, in the same database.
@@ -431,7 +432,7 @@ struct PendingIndexEntries {
 
     /// ``drain(_:)``, telling `put` how each entry stands to the one before it, found from the
     /// entries' words (their bytes only past 16): the flush needs no copy of the previous one.
-    mutating func drainInOrder(_ put: (UInt32, UnsafeRawBufferPointer, UnsafeRawBufferPointer, Sequel) throws -> Void) throws {
+    package mutating func drainInOrder(_ put: (UInt32, UnsafeRawBufferPointer, UnsafeRawBufferPointer, Sequel) throws -> Void) throws {
         defer { removeAll() }
         unique()
         let t = table

@@ -1,5 +1,5 @@
 import Foundation
-internal import LMDBKit
+package import LMDBKit
 import LMDBRealmFormat
 
 /// Shares one durable LMDB commit among the `asyncWrite`s of a file that queue up together.
@@ -21,26 +21,26 @@ import LMDBRealmFormat
 /// access of the member (its child's pages, the parent's dirty list) before the writer's next
 /// one. The thread-sanitized tests (`make test-thread-sanitizer`, `ActorTests`) check this
 /// ordering.
-final class GroupCommitter: @unchecked Sendable {
+package final class GroupCommitter: @unchecked Sendable {
     // @unchecked Sendable: `waiting` and `running` are only touched under `condition`'s lock;
     // a member's state under its own lock.
 
     /// One caller of `asyncWrite`.
-    final class Member: @unchecked Sendable {
+    package final class Member: @unchecked Sendable {
         // @unchecked Sendable: every mutable property is touched under `lock`.
         private let lock = NSCondition()
         private var onTurn: (@Sendable (Result<Turn, any Error>) -> Void)?
         private var whenDurable: (@Sendable (Result<Void, any Error>) -> Void)?
         private var finished = false
         /// What the member's block changed, for the group's change log.
-        private(set) var log: ChangeLog?
+        package private(set) var log: ChangeLog?
 
-        init(onTurn: @escaping @Sendable (Result<Turn, any Error>) -> Void) {
+        package init(onTurn: @escaping @Sendable (Result<Turn, any Error>) -> Void) {
             self.onTurn = onTurn
         }
 
         /// Called on the writer thread: it is the member's turn.
-        func start(_ turn: Turn) {
+        package func start(_ turn: Turn) {
             let onTurn = lock.withLock {
                 defer { self.onTurn = nil }
                 return self.onTurn
@@ -49,7 +49,7 @@ final class GroupCommitter: @unchecked Sendable {
         }
 
         /// Called on the writer thread when the group could not begin.
-        func fail(_ error: any Error) {
+        package func fail(_ error: any Error) {
             let (turn, durable) = lock.withLock {
                 defer {
                     onTurn = nil
@@ -64,7 +64,7 @@ final class GroupCommitter: @unchecked Sendable {
 
         /// Called by the member when its block's nested transaction has ended: records what to
         /// call (on the writer thread) once the group is durable, then gives the turn back.
-        func finish(log: ChangeLog?, whenDurable: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        package func finish(log: ChangeLog?, whenDurable: @escaping @Sendable (Result<Void, any Error>) -> Void) {
             lock.withLock {
                 self.log = log
                 self.whenDurable = whenDurable
@@ -74,14 +74,14 @@ final class GroupCommitter: @unchecked Sendable {
         }
 
         /// Called on the writer thread: waits until the member handed its turn back.
-        func waitUntilFinished() {
+        package func waitUntilFinished() {
             lock.withLock {
                 while !finished { lock.wait() }
             }
         }
 
         /// Called on the writer thread after the group's commit.
-        func complete(_ result: Result<Void, any Error>) {
+        package func complete(_ result: Result<Void, any Error>) {
             let durable = lock.withLock {
                 defer { whenDurable = nil }
                 return whenDurable
@@ -91,15 +91,15 @@ final class GroupCommitter: @unchecked Sendable {
     }
 
     /// A member's turn: the group's write transaction, in which it nests its own.
-    struct Turn: @unchecked Sendable {
+    package struct Turn: @unchecked Sendable {
         // @unchecked Sendable: the transaction is used by one member at a time; the writer
         // thread waits (on the member's lock) while a member uses it, and the lock orders the
         // accesses.
-        let parent: UnsafeTransaction
-        let member: Member
-        let file: StoreFile
+        package let parent: UnsafeTransaction
+        package let member: Member
+        package let file: StoreFile
         /// The file's sync database, if it is synced (see ``StoreFile/discoverSync(_:)``).
-        let sync: SyncStore?
+        package let sync: SyncStore?
     }
 
     // Unowned: the file owns its committer. The writer thread holds the file strongly while it
@@ -110,14 +110,14 @@ final class GroupCommitter: @unchecked Sendable {
     private var waiting: [Member] = []
     private var running = false
     /// The most members one commit serves, so that a steady stream of writers still commits.
-    static let maximumGroupSize = 1024
+    package static let maximumGroupSize = 1024
 
-    init(file: StoreFile) {
+    package init(file: StoreFile) {
         self.file = file
     }
 
     /// Waits (without blocking the caller's thread) until it is the caller's turn in a group.
-    func join() async throws -> Turn {
+    package func join() async throws -> Turn {
         try await withCheckedThrowingContinuation { continuation in
             join { continuation.resume(with: $0) }
         }
@@ -125,7 +125,7 @@ final class GroupCommitter: @unchecked Sendable {
 
     /// Queues the caller for a turn in a group; `onTurn` is called on the writer thread when it
     /// is the caller's turn (or the group could not begin).
-    func join(_ onTurn: @escaping @Sendable (Result<Turn, any Error>) -> Void) {
+    package func join(_ onTurn: @escaping @Sendable (Result<Turn, any Error>) -> Void) {
         let member = Member(onTurn: onTurn)
         let start = condition.withLock {
             waiting.append(member)

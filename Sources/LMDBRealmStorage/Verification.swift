@@ -1,19 +1,19 @@
 import Foundation
 internal import LMDBKit
-import LMDBRealmFormat
+package import LMDBRealmFormat
 
 /// One inconsistency ``StoreVerifier`` found; the realm turns it into a public finding.
-struct StoreFinding {
-    enum Kind {
+package struct StoreFinding {
+    package enum Kind {
         case damagedRecord, missingIndexEntry, orphanIndexEntry, danglingLink, backlinkMismatch, damagedList, damagedCatalog, damagedDatabase
         case unownedEmbeddedObject
     }
 
-    let kind: Kind
-    let className: String?
+    package let kind: Kind
+    package let className: String?
     /// The object concerned, printable (see ``StoreVerifier/printableKey(_:of:)``).
-    let objectKey: String?
-    let message: String
+    package let objectKey: String?
+    package let message: String
 }
 
 /// Checks one version of a whole file, reading its LMDB databases directly: the catalog, every
@@ -43,24 +43,24 @@ struct StoreFinding {
 /// An object whose record is damaged is reported once; its index entries and references are
 /// not reported again. Mixed (`AnyRealmValue`) links are checked for their form only: nothing
 /// indexes them, and one whose object was deleted legitimately reads as `nil`.
-final class StoreVerifier {
-    typealias Kind = StoreFinding.Kind
+package final class StoreVerifier {
+    package typealias Kind = StoreFinding.Kind
 
-    let view: StoreView
-    let file: StoreFile
+    package let view: StoreView
+    package let file: StoreFile
     private let progress: ((_ checked: Int, _ total: Int) -> Void)?
-    let maximumKeySize: Int
-    private(set) var findings: [StoreFinding] = []
-    private(set) var objectsChecked = 0
+    package let maximumKeySize: Int
+    package private(set) var findings: [StoreFinding] = []
+    package private(set) var objectsChecked = 0
     private var total = 0
     /// The tables the catalog describes soundly, in catalog order.
-    private(set) var tables: [Table] = []
-    private(set) var tablesByName: [String: Table] = [:]
+    package private(set) var tables: [Table] = []
+    package private(set) var tablesByName: [String: Table] = [:]
 
     /// How many objects are checked between two calls of the progress callback.
-    static let progressInterval = 1_000
+    package static let progressInterval = 1_000
 
-    init(view: StoreView, file: StoreFile, progress: ((_ checked: Int, _ total: Int) -> Void)?) {
+    package init(view: StoreView, file: StoreFile, progress: ((_ checked: Int, _ total: Int) -> Void)?) {
         self.view = view
         self.file = file
         self.progress = progress
@@ -72,7 +72,7 @@ final class StoreVerifier {
     ///   it; `nil` if the file has no table for it.
     /// - Throws: The file's error when it cannot be read for a reason other than damage (an
     ///   I/O error, say). Damage LMDB itself detects in a database's pages is a finding.
-    func run(openTable: (String) throws -> Table?) throws {
+    package func run(openTable: (String) throws -> Table?) throws {
         // The pages first, as bytes: a cursor on a damaged page could stop the process.
         let pageProblems = try file.environment.checkPages()
         if !pageProblems.isEmpty {
@@ -142,19 +142,19 @@ final class StoreVerifier {
 
     /// A cursor an array can hold (a cursor itself cannot be copied).
     private final class OwnedCursor {
-        let cursor: UnsafeCursor
-        init(_ view: StoreView, dbi: UInt32) throws { cursor = try UnsafeCursor(transaction: view.transaction, dbi: dbi) }
+        package let cursor: UnsafeCursor
+        package init(_ view: StoreView, dbi: UInt32) throws { cursor = try UnsafeCursor(transaction: view.transaction, dbi: dbi) }
     }
 
     // MARK: - Findings
 
-    func report(_ kind: Kind, _ className: String?, _ objectKey: String?, _ message: String) {
+    package func report(_ kind: Kind, _ className: String?, _ objectKey: String?, _ message: String) {
         findings.append(StoreFinding(kind: kind, className: className, objectKey: objectKey, message: message))
     }
 
     /// Runs `body`, a walk of one database. If LMDB finds the database's pages damaged, that
     /// is a finding and the check goes on; any other failure is the world's and is thrown.
-    func walking(_ what: String, className: String?, _ body: () throws -> Void) throws {
+    package func walking(_ what: String, className: String?, _ body: () throws -> Void) throws {
         do {
             try body()
         } catch {
@@ -173,7 +173,7 @@ final class StoreVerifier {
 
     /// `key`, an object key of `table`, as people read it: the primary key's value, or the
     /// key's bytes in hex (auto-assigned keys, and keys that do not decode).
-    func printableKey(_ key: UnsafeRawBufferPointer, of table: Table?) -> String {
+    package func printableKey(_ key: UnsafeRawBufferPointer, of table: Table?) -> String {
         guard let type = table?.primaryKeyType, !key.isEmpty else { return Self.hex(key) }
         let out = UnsafeMutableRawPointer.allocate(byteCount: key.count, alignment: 8)
         defer { out.deallocate() }
@@ -195,7 +195,7 @@ final class StoreVerifier {
         }
     }
 
-    static func hex(_ bytes: UnsafeRawBufferPointer) -> String {
+    package static func hex(_ bytes: UnsafeRawBufferPointer) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count * 2)
@@ -323,16 +323,16 @@ final class StoreVerifier {
 
     /// What the record check needs of one stored column, worked out once per table.
     private struct Column {
-        let name: String
-        let type: PropertyType
-        let fixedSize: Int32
+        package let name: String
+        package let type: PropertyType
+        package let fixedSize: Int32
         /// Whether the column may be null: optional, a link or mixed value, or a column whose
         /// values are stored elsewhere (a collection's elements, computed backlinks).
-        let nullable: Bool
+        package let nullable: Bool
         /// Whether the record holds the column's value (not a collection's or backlinks').
-        let holdsValue: Bool
+        package let holdsValue: Bool
 
-        init(_ property: Property, fixedSize: Int32) {
+        package init(_ property: Property, fixedSize: Int32) {
             name = property.name
             type = property.type
             self.fixedSize = fixedSize
@@ -411,7 +411,7 @@ final class StoreVerifier {
 
     /// Why `target`, a key a link or collection `property` holds, names no stored object of
     /// its class, or `nil` if it names one.
-    func missingTarget(_ target: UnsafeRawBufferPointer, of property: Property) throws -> String? {
+    package func missingTarget(_ target: UnsafeRawBufferPointer, of property: Property) throws -> String? {
         let className = property.objectClassName ?? "?"
         guard let table = tablesByName[className] else { return "links to the class '\(className)', which the file does not hold" }
         if let problem = FieldCheck.keyProblem(target, maximumKeySize: maximumKeySize) { return "links by \(problem)" }

@@ -1,6 +1,7 @@
+import CHotPaths
 import Foundation
 internal import LMDBKit
-import LMDBRealmFormat
+package import LMDBRealmFormat
 
 /// Runs a ``QueryPlan`` over one snapshot: walks the access path and hands every candidate that
 /// passes the filter to a closure, as its key and record straight from the map (valid until
@@ -10,26 +11,26 @@ import LMDBRealmFormat
 /// count a reference to the realm, the table and the file — all three weakly referenced
 /// elsewhere, so every such count takes the runtime's slow path, dozens of times a query. A
 /// class is counted once, on the fast path.
-final class QueryExecutor {
-    let reader: any StoreReader
-    let table: Table
-    let view: StoreView
+package final class QueryExecutor {
+    package let reader: any StoreReader
+    package let table: Table
+    package let view: StoreView
     private let file: StoreFile
     private var txn: UnsafeTransaction { view.transaction }
 
-    init(reader: any StoreReader, table: Table, view: StoreView) {
+    package init(reader: any StoreReader, table: Table, view: StoreView) {
         self.reader = reader
         self.table = table
         self.view = view
         file = reader.file
     }
 
-    typealias Visit = (_ key: UnsafeRawBufferPointer, _ record: UnsafeRawBufferPointer) -> Bool
+    package typealias Visit = (_ key: UnsafeRawBufferPointer, _ record: UnsafeRawBufferPointer) -> Bool
 
     /// How many records a full scan reads ahead of the ones it visits.
-    static let scanBatchSize = 256
+    package static let scanBatchSize = 256
     /// How many records ahead of the one visited a full scan prefetches.
-    static let prefetchDistance = 8
+    package static let prefetchDistance = 8
 
     /// Calls `body` with each matching object in the access path's order until it returns false.
     ///
@@ -37,7 +38,7 @@ final class QueryExecutor {
     /// test hands over their keys alone, each with an empty record (a `nil` base address),
     /// instead of looking every record up: for a caller that may never read them. (A covering
     /// index's copies, free to hand over, come all the same.)
-    func forEach(_ plan: QueryPlan, records: Bool = true, _ body: Visit) {
+    package func forEach(_ plan: QueryPlan, records: Bool = true, _ body: Visit) {
         let keysOnly = !records && plan.filter == nil
         do {
             try walk(plan, keysOnly: keysOnly) { key, record in
@@ -52,7 +53,7 @@ final class QueryExecutor {
     }
 
     /// The number of matching objects, from the index alone when the plan allows.
-    func count(_ plan: QueryPlan) -> Int {
+    package func count(_ plan: QueryPlan) -> Int {
         if plan.countFromIndex, case .backlinks(let column, let targets) = plan.access {
             // One target, or the targets of a to-one link: each object counts once.
             var total = 0
@@ -255,7 +256,7 @@ final class QueryExecutor {
                 if let field, i + Self.prefetchDistance < count,
                     let ahead = field.address(in: batch[i + Self.prefetchDistance].record)
                 {
-                    LMDBKit.prefetch(ahead)
+                    lmdbrealm_prefetch(ahead)
                 }
                 let e = batch[i]
                 guard visit(e.key, e.record) else { return }
@@ -301,7 +302,7 @@ final class QueryExecutor {
     }
 
     /// What an index's keys are made of.
-    enum IndexedColumns {
+    package enum IndexedColumns {
         case column(Int)
         case compound(CompoundIndex)
     }
@@ -420,7 +421,7 @@ final class QueryExecutor {
 
     /// The smallest key after every key that starts with `prefix`, or `nil` if none is (the
     /// prefix is all 0xFF bytes).
-    static func successor(of prefix: [UInt8]) -> [UInt8]? {
+    package static func successor(of prefix: [UInt8]) -> [UInt8]? {
         var key = prefix
         while let last = key.last {
             if last < 0xFF {
@@ -459,13 +460,13 @@ final class QueryExecutor {
 /// The sort order of one stored column, compared on raw records: nulls first, numbers by
 /// value, strings and bytes by code point / byte, floating point by the same total order the
 /// index encoding uses.
-struct FieldOrder {
-    let table: Table
-    let column: Int
-    let file: StoreFile
-    let type: PropertyType
+package struct FieldOrder {
+    package let table: Table
+    package let column: Int
+    package let file: StoreFile
+    package let type: PropertyType
 
-    init(table: Table, column: Int, file: StoreFile) {
+    package init(table: Table, column: Int, file: StoreFile) {
         self.table = table
         self.column = column
         self.file = file
@@ -473,12 +474,12 @@ struct FieldOrder {
     }
 
     @inline(__always)
-    func field(_ record: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+    package func field(_ record: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
         table.field(record.baseAddress!, size: record.count, column: column, in: file)
     }
 
     /// Negative, zero or positive as `a`'s value sorts before, with or after `b`'s.
-    func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+    package func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
         let fa = field(a)
         let fb = field(b)
         guard let x = fa else { return fb == nil ? 0 : -1 }
@@ -486,19 +487,19 @@ struct FieldOrder {
         return FieldOrder.compare(x, y, type)
     }
 
-    static func compare(_ x: UnsafeRawBufferPointer, _ y: UnsafeRawBufferPointer, _ type: PropertyType) -> Int {
+    package static func compare(_ x: UnsafeRawBufferPointer, _ y: UnsafeRawBufferPointer, _ type: PropertyType) -> Int {
         switch type {
         case .int:
-            let (l, r) = (Int64._rlmDecode(x), Int64._rlmDecode(y))
+            let (l, r) = (StoredField.int(x), StoredField.int(y))
             return l < r ? -1 : (l > r ? 1 : 0)
         case .double, .date:
-            let (l, r) = (orderedBits(Double._rlmDecode(x)), orderedBits(Double._rlmDecode(y)))
+            let (l, r) = (orderedBits(StoredField.double(x)), orderedBits(StoredField.double(y)))
             return l < r ? -1 : (l > r ? 1 : 0)
         case .float:
-            let (l, r) = (orderedBits(Double(Float._rlmDecode(x))), orderedBits(Double(Float._rlmDecode(y))))
+            let (l, r) = (orderedBits(Double(StoredField.float(x))), orderedBits(Double(StoredField.float(y))))
             return l < r ? -1 : (l > r ? 1 : 0)
         case .decimal:
-            let (l, r) = (Decimal._rlmDecode(x), Decimal._rlmDecode(y))
+            let (l, r) = (StoredField.decimal(x), StoredField.decimal(y))
             if l.isNaN || r.isNaN { return l.isNaN ? (r.isNaN ? 0 : -1) : 1 }
             return l < r ? -1 : (l > r ? 1 : 0)
         case .bool, .string, .data, .uuid, .objectId, .object, .linkingObjects:
@@ -517,7 +518,7 @@ struct FieldOrder {
     /// The IEEE total order as an unsigned integer: negatives inverted, positives with the
     /// sign bit set (the order ``KeyEncoding`` stores).
     @inline(__always)
-    static func orderedBits(_ d: Double) -> UInt64 {
+    package static func orderedBits(_ d: Double) -> UInt64 {
         let bits = d.bitPattern
         return bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
     }

@@ -1,33 +1,34 @@
-import Foundation
-internal import LMDBKit
-import LMDBRealmFormat
+package import Foundation
+package import LMDBKit
+package import LMDBRealmFormat
 
 /// What every realm handle of one file in this process shares: the LMDB environment, the
 /// catalog of stored classes, and their tables.
 ///
 /// There is one `StoreFile` per file per process (as there is one `Environment`), found through
 /// a registry keyed by the file's real path and released when the last handle goes.
-final class StoreFile: @unchecked Sendable {
+@usableFromInline
+package final class StoreFile: @unchecked Sendable {
     // @unchecked Sendable: `tables`, `classesByName` and the catalog and sync state below are
     // only touched under `lock`; the rest is a `let` or set once while the file is loaded.
 
     /// How many named databases an environment of a file may open (`mdb_env_set_maxdbs`): the
     /// meta and catalog databases, each class's table, its indexes and its backlinks. The file,
     /// its compacted copies and its rewrites during a schema change all open it with this.
-    static let maximumDatabases = 256
+    package static let maximumDatabases = 256
 
-    let environment: Environment
-    let url: URL
-    let readOnly: Bool
-    let meta: Database
-    let catalog: Database
+    package let environment: Environment
+    package let url: URL
+    package let readOnly: Bool
+    package let meta: Database
+    package let catalog: Database
     /// The versions this process pins, for the active-versions limit.
-    let versions = PinnedVersions()
+    package let versions = PinnedVersions()
     /// Tells the layer above of commits (the observation layer's hub); set once, when the file
     /// is loaded.
-    private(set) var announcer: (any CommitAnnouncer)!
+    package private(set) var announcer: (any CommitAnnouncer)!
     /// Batches the `asyncWrite`s of this process into shared commits.
-    private(set) var committer: GroupCommitter!
+    package private(set) var committer: GroupCommitter!
     private let lock = NSLock()
     private var tables: [String: Table] = [:]
     private var knownCatalogVersion: UInt64 = 0
@@ -39,17 +40,18 @@ final class StoreFile: @unchecked Sendable {
     private var syncAbsentAtCatalogVersion: UInt64?
     private var syncStore: SyncStore?
     /// The model class this process reads and writes each of the file's classes with, by
-    /// stored name (see ``classInfo(named:)``).
-    private var classesByName: [String: ClassInfo] = [:]
+    /// stored name (see ``declaredClass(named:)``).
+    private var classesByName: [String: any DeclaredClass] = [:]
 
-    static let formatKey = Array("format".utf8)
-    static let catalogVersionKey = Array("catalogVersion".utf8)
-    static let formatVersion = Array("LMDBRealm 1".utf8)
-    static let metaName = "__lmdbrealm_meta"
-    static let catalogName = "__lmdbrealm_catalog"
+    package static let formatKey = Array("format".utf8)
+    package static let catalogVersionKey = Array("catalogVersion".utf8)
+    package static let formatVersion = Array("LMDBRealm 1".utf8)
+    package static let metaName = "__lmdbrealm_meta"
+    package static let catalogName = "__lmdbrealm_catalog"
 
     private init(environment: Environment, url: URL, readOnly: Bool, meta: Database, catalog: Database, tables: [Table]) {
         self.environment = environment
+        maximumKeySize = environment.maxKeySize
         self.url = url
         self.readOnly = readOnly
         self.meta = meta
@@ -66,7 +68,7 @@ final class StoreFile: @unchecked Sendable {
     private struct Weak { weak var file: StoreFile? }
 
     /// The file at `url` if this process has it open, whatever options it was opened with.
-    static func loaded(at url: URL) -> StoreFile? {
+    package static func loaded(at url: URL) -> StoreFile? {
         let path = url.resolvingSymlinksInPath().path
         return registryLock.withLock {
             registry.values.lazy.compactMap(\.file).first { $0.url.resolvingSymlinksInPath().path == path }
@@ -74,28 +76,41 @@ final class StoreFile: @unchecked Sendable {
     }
 
     /// What opening a file needs: where it is, and how the realm's configuration opens it.
-    struct Options {
-        var url: URL
-        var readOnly = false
+    package struct Options {
+        package var url: URL
+        package var readOnly = false
         /// The largest the file may grow, in bytes (the map is reserved at this size).
-        var maximumFileSize: Int
+        package var maximumFileSize: Int
         /// How many read transactions may be open on the file at once, in all processes.
-        var maximumNumberOfReaders: Int
+        package var maximumNumberOfReaders: Int
         /// The file backs an in-memory realm: commits are not flushed, a file left by an
         /// earlier holder is discarded, and the file is deleted when the last handle closes.
-        var isInMemory = false
+        package var isInMemory = false
         /// Every record read is checked against its checksum.
-        var verifiesChecksums = false
+        package var verifiesChecksums = false
+
+        package init(
+            url: URL, readOnly: Bool = false, maximumFileSize: Int, maximumNumberOfReaders: Int,
+            isInMemory: Bool = false, verifiesChecksums: Bool = false
+        ) {
+            self.url = url
+            self.readOnly = readOnly
+            self.maximumFileSize = maximumFileSize
+            self.maximumNumberOfReaders = maximumNumberOfReaders
+            self.isInMemory = isInMemory
+            self.verifiesChecksums = verifiesChecksums
+        }
     }
 
     /// The reader slots of processes that died, cleared when this process opened the file.
-    var staleReadersClearedAtOpen: Int { environment.staleReadersClearedAtOpen }
+    package var staleReadersClearedAtOpen: Int { environment.staleReadersClearedAtOpen }
 
     /// Whether the file backs an in-memory realm (deleted with its last handle).
-    private(set) var isInMemory = false
+    package private(set) var isInMemory = false
     /// Whether every record read is checked against its checksum; set, like `isInMemory`,
     /// before the file is registered, and never changed after.
-    private(set) var verifiesChecksums = false
+    // Exclusivity unchecked: set once while the file is loaded, read on every record read.
+    @exclusivity(unchecked) @usableFromInline package private(set) var verifiesChecksums = false
 
     /// What a realm opening the file last found its schema to match (see
     /// `Realm.migrateIfNeeded`), so that opening it again the same way checks nothing; guarded
@@ -103,10 +118,10 @@ final class StoreFile: @unchecked Sendable {
     private var verifiedSchemaSignature: String?
 
     /// Whether `signature` was verified last.
-    func schemaVerified(_ signature: String) -> Bool { lock.withLock { verifiedSchemaSignature == signature } }
+    package func schemaVerified(_ signature: String) -> Bool { lock.withLock { verifiedSchemaSignature == signature } }
 
     /// Records `signature` as verified.
-    func noteSchemaVerified(_ signature: String) { lock.withLock { verifiedSchemaSignature = signature } }
+    package func noteSchemaVerified(_ signature: String) { lock.withLock { verifiedSchemaSignature = signature } }
 
     deinit {
         if isInMemory {
@@ -116,7 +131,7 @@ final class StoreFile: @unchecked Sendable {
 
     /// The shared state of the file `options` name, opening the file if this process has not.
     /// `makeAnnouncer` makes the file's ``CommitAnnouncer`` when this call loads the file.
-    static func open(
+    package static func open(
         _ configuration: Options, announcer makeAnnouncer: (StoreFile) -> any CommitAnnouncer
     ) throws -> StoreFile {
         let url = configuration.url
@@ -334,7 +349,7 @@ final class StoreFile: @unchecked Sendable {
         }
     }
 
-    static func decodeSchema(_ stored: UnsafeRawBufferPointer, name: String, url: URL) throws -> ObjectSchema {
+    package static func decodeSchema(_ stored: UnsafeRawBufferPointer, name: String, url: URL) throws -> ObjectSchema {
         let opened = Array(name.utf8).withUnsafeBytes { SealedValue.open(stored, key: $0) }
         let bytes: UnsafeRawBufferPointer
         switch opened {
@@ -354,27 +369,27 @@ final class StoreFile: @unchecked Sendable {
     }
 
     /// Whether the file at `url` is open in this process.
-    static func isOpen(_ url: URL) -> Bool {
+    package static func isOpen(_ url: URL) -> Bool {
         Environment.isOpen(path: url.path)
     }
 
     // MARK: - Tables
 
     /// The committed table of `className`, if this process knows it.
-    func table(named className: String) -> Table? {
+    package func table(named className: String) -> Table? {
         lock.withLock { tables[className] }
     }
 
     /// The file's sync state, if it is synced (found when the file is loaded, or made by
     /// ``publishSync(_:)`` once the write enabling sync commits).
-    var sync: SyncStore? { lock.withLock { syncStore } }
+    package var sync: SyncStore? { lock.withLock { syncStore } }
 
-    func publishSync(_ store: SyncStore) {
+    package func publishSync(_ store: SyncStore) {
         lock.withLock { syncStore = store }
     }
 
     /// What a write finds of the file's sync database (see ``discoverSync(_:)``).
-    enum SyncDiscovery {
+    package enum SyncDiscovery {
         case synced(SyncStore)
         case notSynced
         /// Another process made the file synced: the write ends, the handle is opened
@@ -386,7 +401,7 @@ final class StoreFile: @unchecked Sendable {
     /// knows, or one another process made since the file was loaded here. Making it moves the
     /// catalog version, so it is looked for only when that moved. The caller publishes a
     /// found one (``publishSync(_:)``) once the write commits.
-    func discoverSync(_ transaction: borrowing Transaction) throws -> SyncDiscovery {
+    package func discoverSync(_ transaction: borrowing Transaction) throws -> SyncDiscovery {
         if let sync { return .synced(sync) }
         let version = try catalogVersion(in: StoreView(transaction.unsafe))
         if lock.withLock({ syncAbsentAtCatalogVersion == version }) { return .notSynced }
@@ -403,43 +418,42 @@ final class StoreFile: @unchecked Sendable {
 
     /// Opens the handle of the sync database another process made (no write of this thread
     /// is open).
-    func openSyncHandle() throws {
+    package func openSyncHandle() throws {
         _ = try environment.database(named: SyncStore.databaseName)
     }
 
     /// Every table this process knows of, in no particular order.
-    var allTables: [Table] { lock.withLock { Array(tables.values) } }
+    package var allTables: [Table] { lock.withLock { Array(tables.values) } }
 
     /// Remembers `info` as the model class of its stored class name in this file: the classes
     /// a realm of the file was opened with (`replacing` the class noted before: the file's
     /// schema was just checked against them), or bound to (kept only if none was noted).
-    func noteClass(_ info: ClassInfo, replacing: Bool = false) {
+    package func noteClass(_ info: any DeclaredClass, replacing: Bool = false) {
         guard !info.isDynamic else { return }
         lock.withLock {
             if replacing || classesByName[info.schema.className] == nil { classesByName[info.schema.className] = info }
         }
     }
 
-    /// The model class of the file's class `name` (a link's target, a mixed value's class): the
-    /// one a realm of this file was opened with or used for it, else the first class of that name
-    /// the process described. Two modules may each declare a class of one name; the process-wide
-    /// name alone could pick the other module's.
-    func classInfo(named name: String) -> ClassInfo? {
-        lock.withLock { classesByName[name] } ?? ClassInfo.named(name)
+    /// The model class noted for the file's class `name`: the one a realm of this file was
+    /// opened with or used for it (``noteClass(_:replacing:)``), or `nil`. The object layer's
+    /// `classInfo(named:)` falls back to the first class of that name the process described.
+    package func declaredClass(named name: String) -> (any DeclaredClass)? {
+        lock.withLock { classesByName[name] }
     }
 
     /// The catalog version recorded in the file, as `txn` sees it. Every change to the catalog
     /// (a class added, an index built or dropped) increments it.
-    func catalogVersion(in view: StoreView) throws -> UInt64 {
+    package func catalogVersion(in view: StoreView) throws -> UInt64 {
         try readVersion(StoreFile.catalogVersionKey, named: "catalog version", in: view) ?? 0
     }
 
-    func storeCatalogVersion(_ version: UInt64, in view: StoreView) throws {
+    package func storeCatalogVersion(_ version: UInt64, in view: StoreView) throws {
         try storeVersion(version, under: StoreFile.catalogVersionKey, in: view.transaction)
     }
 
     /// The 8-byte version stored in the meta database under `key`, checked, or `nil`.
-    func readVersion(_ key: [UInt8], named what: String, in view: StoreView) throws -> UInt64? {
+    package func readVersion(_ key: [UInt8], named what: String, in view: StoreView) throws -> UInt64? {
         try key.withUnsafeBytes { key in
             guard let stored = try view.transaction.get(meta.dbi, key: key) else { return nil }
             switch SealedValue.open(stored, key: key) {
@@ -454,7 +468,7 @@ final class StoreFile: @unchecked Sendable {
     }
 
     /// Stores `version` (8 bytes, sealed) in the meta database under `key`.
-    func storeVersion(_ version: UInt64, under key: [UInt8], in transaction: UnsafeTransaction) throws {
+    package func storeVersion(_ version: UInt64, under key: [UInt8], in transaction: UnsafeTransaction) throws {
         let bytes = withUnsafeBytes(of: version.littleEndian) { Array($0) }
         try SealedValue.sealed(bytes, key: key).withUnsafeBytes { value in
             try key.withUnsafeBytes { _ = try transaction.put(meta.dbi, key: $0, value: value) }
@@ -463,7 +477,7 @@ final class StoreFile: @unchecked Sendable {
 
     /// Forgets every cached table if the catalog moved past `version` seen last; they are
     /// found again from the catalog on next use.
-    func noteCatalogVersion(_ version: UInt64) {
+    package func noteCatalogVersion(_ version: UInt64) {
         lock.withLock {
             if version != knownCatalogVersion {
                 tables.removeAll()
@@ -473,17 +487,17 @@ final class StoreFile: @unchecked Sendable {
     }
 
     /// The catalog version the shared tables describe.
-    var catalogVersionKnown: UInt64 { lock.withLock { knownCatalogVersion } }
+    package var catalogVersionKnown: UInt64 { lock.withLock { knownCatalogVersion } }
 
     /// Makes a table created by a committed write visible to every handle.
-    func publish(_ table: Table) {
+    package func publish(_ table: Table) {
         lock.withLock { tables[table.className] = table }
     }
 
     /// Looks for `className` in the catalog of `txn` (another process or handle may have
     /// added it since this file was loaded) and opens its table with `openDatabase`. The
     /// caller publishes it (see ``publish(_:)``) once its database handle is shared.
-    func findTable(
+    package func findTable(
         named className: String, in view: StoreView, useShared: Bool = true, openDatabase: (String) throws -> Database?
     ) throws -> Table? {
         if useShared, let table = table(named: className) { return table.isUsable(in: view.transaction) ? table : nil }
@@ -509,7 +523,7 @@ final class StoreFile: @unchecked Sendable {
     /// - Returns: Whether `view`'s transaction began before some of them were opened: it
     ///   cannot use those (LMDB sizes a transaction's table of handles when it begins), so
     ///   the caller takes its snapshot again.
-    func openHandlesOfCatalog(in view: StoreView) throws -> Bool {
+    package func openHandlesOfCatalog(in view: StoreView) throws -> Bool {
         let version = try catalogVersion(in: view)
         if lock.withLock({ handlesCatalogVersion == version }) { return false }
         var unusable = false
@@ -526,21 +540,22 @@ final class StoreFile: @unchecked Sendable {
 
     /// Finds the table of `className` in the catalog `view` sees and opens its databases
     /// outside any write (the environment's shared handles).
-    func findTable(named className: String, in view: StoreView, useShared: Bool) throws -> Table? {
+    package func findTable(named className: String, in view: StoreView, useShared: Bool) throws -> Table? {
         try findTable(named: className, in: view, useShared: useShared) { try environment.database(named: $0) }
     }
 
     // MARK: - Facts for the layers above
 
     /// A reader of the newest version committed to the file, by any process.
-    var lastCommittedVersionReader: @Sendable () -> Int {
+    package var lastCommittedVersionReader: @Sendable () -> Int {
         let environment = self.environment
         return { environment.info().lastTransactionID }
     }
 
     /// The file's largest key, in bytes.
-    var maximumKeySize: Int { environment.maxKeySize }
+    /// The longest key LMDB stores (`mdb_env_get_maxkeysize`), read once.
+    package let maximumKeySize: Int
 
     /// Reader slots in use in the file's lock table, across processes.
-    var readerSlotsInUse: Int { environment.readerSlotsInUse() }
+    package var readerSlotsInUse: Int { environment.readerSlotsInUse() }
 }

@@ -1,80 +1,6 @@
 import Foundation
 import LMDBRealmFormat
-
-/// How a query reaches its candidate objects.
-enum AccessPath {
-    /// Every object, in key order.
-    case fullScan
-    /// The objects with these table keys (primary-key equality or `IN`).
-    case primaryKeys([[UInt8]])
-    /// Table keys between two encoded bounds, both included (`nil`: open).
-    case primaryKeyRange(lower: [UInt8]?, upper: [UInt8]?)
-    /// The objects under these keys of the index of `column` (equality or `IN`).
-    case indexKeys(column: Int, keys: [[UInt8]])
-    /// Index keys of `column` between two bounds, both included (`nil`: open).
-    case indexRange(column: Int, lower: [UInt8]?, upper: [UInt8]?)
-    /// Index keys of a string `column` that start with `prefix` (`BEGINSWITH`).
-    case indexPrefix(column: Int, prefix: [UInt8])
-    /// Every object in the order of the index of `column` (`nil`: the primary key), for a sort
-    /// with a limit: the walk stops once the limit is reached.
-    case ordered(column: Int?, ascending: Bool)
-    /// The entries of compound index `index` of the table whose keys start with `prefix` (the
-    /// leading columns' values), in the order of its last column: for equality on the leading
-    /// columns sorted by the last.
-    case compound(index: Int, prefix: [UInt8], ascending: Bool)
-    /// The objects whose link or list of objects `column` holds one of the targets: read from
-    /// the link's index or the list's references, in key order, each once.
-    case backlinks(column: Int, targets: BacklinkTargets)
-}
-
-/// The objects a ``AccessPath/backlinks(column:targets:)`` path starts from.
-indirect enum BacklinkTargets {
-    /// These keys (`ANY keywords == %@`, backlinks of one object).
-    case keys([[UInt8]])
-    /// The objects a query on the target class finds through its own index
-    /// (`byline.name == 'Ada'` with `Author.name` indexed).
-    case query(QueryPlan)
-}
-
-/// A query's plan: where candidates come from, and the test each must pass.
-struct QueryPlan: CustomStringConvertible {
-    let table: Table
-    let access: AccessPath
-    /// The whole query, checked on every candidate; `nil` when there is none.
-    let filter: Matcher?
-    /// Whether the index alone answers the count (one equality or `IN` on an index, nothing
-    /// else, no probe cut to the index's key length).
-    let countFromIndex: Bool
-    /// Where, in records of this table, the column the filter reads first lies, so that a
-    /// full scan can prefetch it ahead; `nil` when no fixed offset is known.
-    var filterFieldPosition: FieldPosition? = nil
-
-    var description: String {
-        let name = table.className
-        func prop(_ c: Int) -> String { "\(name).\(table.schema.properties[c].name)" }
-        let what: String
-        switch access {
-        case .fullScan: what = "full scan of \(name)"
-        case .primaryKeys(let keys): what = "primary-key lookup of \(keys.count) key\(keys.count == 1 ? "" : "s") in \(name)"
-        case .primaryKeyRange: what = "primary-key range of \(name)"
-        case .indexKeys(let c, let keys): what = "index equality on \(prop(c)) (\(keys.count) key\(keys.count == 1 ? "" : "s"))"
-        case .indexRange(let c, _, _): what = "index range on \(prop(c))"
-        case .indexPrefix(let c, _): what = "index prefix range on \(prop(c))"
-        case .ordered(let c, let ascending):
-            what = "index-ordered scan of \(c.map(prop) ?? "\(name) primary key") \(ascending ? "ascending" : "descending")"
-        case .compound(let i, _, let ascending):
-            let columns = table.compoundIndexes[i].columns
-            what =
-                "\(table.compoundIndexes[i].covering ? "covering" : "compound") index (\(columns.map(prop).joined(separator: ", "))) equality on \(columns.dropLast().map(prop).joined(separator: ", ")), "
-                + "in order of \(prop(columns.last!)) \(ascending ? "ascending" : "descending")"
-        case .backlinks(let c, .keys(let keys)):
-            what = "link lookup on \(prop(c)) (\(keys.count) object\(keys.count == 1 ? "" : "s"))"
-        case .backlinks(let c, .query(let inner)):
-            what = "link lookup on \(prop(c)) from [\(inner)]"
-        }
-        return what + (filter == nil ? "" : ", filtered") + (countFromIndex ? ", count from index" : "")
-    }
-}
+import LMDBRealmStorage
 
 /// Chooses a plan for a query and the sort and limit that follow it.
 struct QueryPlanner {
@@ -359,37 +285,5 @@ extension QueryValue {
         case (.string(let s), .objectId): ObjectId(parsing: s).map { o in withUnsafeBytes(of: o.bytes) { Array($0) } }
         default: nil
         }
-    }
-}
-
-/// Where one column's bytes lie in every record of a table, when that does not depend on the
-/// record: at a fixed offset from its start when every column before it has a fixed size, or
-/// from its end when it and every column after it do (nulls, stored empty, shift it; a
-/// prefetch of the wrong line costs only the prefetch).
-enum FieldPosition {
-    case fromStart(Int)
-    case fromEnd(Int)
-
-    init?(column: Int, in table: Table) {
-        let sizes = (0..<table.columnCount).map { Int(table.fixedSizes[$0]) }
-        if sizes[..<column].allSatisfy({ $0 > 0 }) {
-            self = .fromStart(Record.headerSize(columns: table.columnCount) + sizes[..<column].reduce(0, +))
-        } else if sizes[column...].allSatisfy({ $0 > 0 }) {
-            self = .fromEnd(sizes[column...].reduce(0, +) + Record.checksumSize)
-        } else {
-            return nil
-        }
-    }
-
-    /// The address of the field in `record`, if it lies inside it.
-    @inline(__always)
-    func address(in record: UnsafeRawBufferPointer) -> UnsafeRawPointer? {
-        let offset: Int
-        switch self {
-        case .fromStart(let n): offset = n
-        case .fromEnd(let n): offset = record.count - n
-        }
-        guard offset >= 0, offset < record.count, let base = record.baseAddress else { return nil }
-        return base + offset
     }
 }

@@ -1,6 +1,6 @@
-import Foundation
+package import Foundation
 internal import LMDBKit
-import LMDBRealmFormat
+package import LMDBRealmFormat
 
 // Changing a stored class's layout inside a write: the records rewritten in place in the new
 // column order, list and index databases made or emptied, the catalog updated. A migration
@@ -8,18 +8,18 @@ import LMDBRealmFormat
 // the file exactly as it was.
 
 extension StoreFile {
-    static let schemaVersionKey = Array("schemaVersion".utf8)
+    package static let schemaVersionKey = Array("schemaVersion".utf8)
 
     /// The schema version stored in the file, or `nil` if none was ever stored (a file
     /// written before versions were recorded, or a new one).
-    func schemaVersion(in view: StoreView) throws -> UInt64? {
+    package func schemaVersion(in view: StoreView) throws -> UInt64? {
         try readVersion(StoreFile.schemaVersionKey, named: "schema version", in: view)
     }
 }
 
 extension WriteSession {
     /// Records `version` as the file's schema version.
-    func storeSchemaVersion(_ version: UInt64) throws {
+    package func storeSchemaVersion(_ version: UInt64) throws {
         try file.storeVersion(version, under: StoreFile.schemaVersionKey, in: view.transaction)
         changed()
     }
@@ -31,7 +31,7 @@ extension WriteSession {
     /// index is rebuilt.
     /// - Returns: The table in its new layout, known to this write from now on.
     /// `progress` hears the number of records rewritten every `interval` of them.
-    func relayout(
+    package func relayout(
         _ table: Table, to schema: ObjectSchema, defaults: UnsafeRawBufferPointer, interval: Int = 100_000,
         progress: (Int) -> Void = { _ in }
     ) throws -> Table {
@@ -99,7 +99,7 @@ extension WriteSession {
     }
 
     /// Empties and builds again every index of `table` from its records.
-    func rebuildIndexes(of table: Table) throws {
+    package func rebuildIndexes(of table: Table) throws {
         try flushIndexEntries()
         for (column, index) in table.indexes {
             try view.transaction.empty(index.dbi)
@@ -113,7 +113,7 @@ extension WriteSession {
 
     /// Replaces stored column `column` of the object `key` of `table` with `field`. Indexes are
     /// not touched: the caller rebuilds them.
-    func setField(_ table: Table, key: UnsafeRawBufferPointer, column: Int, to field: UnsafeRawBufferPointer?) throws {
+    package func setField(_ table: Table, key: UnsafeRawBufferPointer, column: Int, to field: UnsafeRawBufferPointer?) throws {
         let txn = view.transaction
         guard let record = try txn.get(table.database.dbi, key: key) else { return }
         table.checkRecord(record, in: file)
@@ -128,7 +128,7 @@ extension WriteSession {
 
     /// Deletes every object of `table`, its lists and its index entries; with `removingClass`
     /// the class leaves the catalog too (its databases are emptied, not deleted).
-    func deleteAllData(of table: Table, removingClass: Bool) throws {
+    package func deleteAllData(of table: Table, removingClass: Bool) throws {
         try flushIndexEntries()
         let txn = view.transaction
         try txn.empty(table.database.dbi)
@@ -151,11 +151,11 @@ extension WriteSession {
 
 extension StoreFile {
     /// The meta key under which the Swift type of `className` is recorded.
-    static func swiftTypeKey(_ className: String) -> [UInt8] { Array(("swiftType:" + className).utf8) }
+    package static func swiftTypeKey(_ className: String) -> [UInt8] { Array(("swiftType:" + className).utf8) }
 
     /// The mangled name of the Swift class that stored `className`, if recorded: a file opened
     /// without `objectTypes` finds its model classes by it.
-    func swiftTypeName(of className: String, in view: StoreView) throws -> String? {
+    package func swiftTypeName(of className: String, in view: StoreView) throws -> String? {
         try StoreFile.swiftTypeKey(className).withUnsafeBytes { key in
             guard let stored = try view.transaction.get(meta.dbi, key: key) else { return nil }
             switch SealedValue.open(stored, key: key) {
@@ -170,7 +170,7 @@ extension StoreFile {
 
 extension WriteSession {
     /// Records the mangled name of the Swift class `type` for its stored class `className`.
-    func storeSwiftTypeName(_ mangled: String, of className: String) throws {
+    package func storeSwiftTypeName(_ mangled: String, of className: String) throws {
         let txn = view.transaction
         let key = StoreFile.swiftTypeKey(className)
         try SealedValue.sealed(Array(mangled.utf8), key: key).withUnsafeBytes { value in
@@ -184,7 +184,7 @@ extension WriteSession {
     /// the next number. Indexes are not touched: the caller rebuilds them.
     /// - Returns: The new object's key.
     /// - Throws: ``RealmError/Code/primaryKeyExists`` if an object has its primary key.
-    func insertRecord(_ record: UnsafeRawBufferPointer, into table: Table) throws -> [UInt8] {
+    package func insertRecord(_ record: UnsafeRawBufferPointer, into table: Table) throws -> [UInt8] {
         var key: [UInt8] = []
         if let pk = table.primaryKeyColumn {
             let field = table.field(record.baseAddress!, size: record.count, column: pk, in: file)
@@ -213,7 +213,7 @@ extension WriteSession {
 
 extension StoreFile {
     /// The figures of ``Realm/Statistics``, read from a fresh read transaction.
-    func statistics() throws -> (fileSize: Int, usedSize: Int, mapSize: Int, readers: Int, oldestReaderVersion: Int?, currentVersion: Int) {
+    package func statistics() throws -> (fileSize: Int, usedSize: Int, mapSize: Int, readers: Int, oldestReaderVersion: Int?, currentVersion: Int) {
         let info = environment.info()
         let free: Int
         do {
@@ -236,7 +236,7 @@ extension StoreFile {
     /// Writes the version `view` reads into a new compacted file at `url`, which must not
     /// exist: written beside it under another name, then linked in place (never replacing a
     /// file), so `url` holds a whole copy or nothing.
-    func writeCopy(of view: StoreView, to url: URL) throws {
+    package func writeCopy(of view: StoreView, to url: URL) throws {
         if FileManager.default.fileExists(atPath: url.path) {
             throw RealmError(.fileAccess, "Cannot write a copy of the realm to '\(url.path)': a file is there already", fileURL: url)
         }

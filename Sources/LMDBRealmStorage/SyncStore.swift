@@ -1,6 +1,6 @@
 import Foundation
-internal import LMDBKit
-import LMDBRealmFormat
+package import LMDBKit
+package import LMDBRealmFormat
 
 /// The sync state of a file that LMDBRealmSync keeps in step with other nodes' files: one
 /// named database, made when sync is enabled, whose keys begin with a byte saying what they
@@ -18,18 +18,18 @@ import LMDBRealmFormat
 ///   which writes to the list made concurrently on several nodes merge.
 ///
 /// Every value is sealed (``SealedValue``): its checksum is read with it.
-final class SyncStore: Sendable {
-    let database: Database
+package final class SyncStore: Sendable {
+    package let database: Database
 
-    static let databaseName = "__lmdbrealm_sync"
+    package static let databaseName = "__lmdbrealm_sync"
 
-    init(database: Database) {
+    package init(database: Database) {
         self.database = database
     }
 
-    static func stateKey(_ name: String) -> [UInt8] { [1] + Array(name.utf8) }
+    package static func stateKey(_ name: String) -> [UInt8] { [1] + Array(name.utf8) }
 
-    static func outboxKey(_ sequence: UInt64) -> [UInt8] {
+    package static func outboxKey(_ sequence: UInt64) -> [UInt8] {
         var key: [UInt8] = [2]
         SyncBytes.appendWord(sequence, to: &key)
         return key
@@ -37,13 +37,13 @@ final class SyncStore: Sendable {
 
     /// The clock key of `property` of the object `key` of `className`; the property names
     /// ``created`` and ``deleted`` (no property has them) stamp the object's life.
-    static func clockKey(className: String, key: [UInt8], property: String) -> [UInt8] {
+    package static func clockKey(className: String, key: [UInt8], property: String) -> [UInt8] {
         propertyKey(3, className: className, key: key, property: property)
     }
 
     /// The key of the named elements (``SyncList``) of the list `property` of the object `key`
     /// of `className`.
-    static func listKey(className: String, key: [UInt8], property: String) -> [UInt8] {
+    package static func listKey(className: String, key: [UInt8], property: String) -> [UInt8] {
         propertyKey(4, className: className, key: key, property: property)
     }
 
@@ -55,8 +55,8 @@ final class SyncStore: Sendable {
         return out
     }
 
-    static let created = "\u{1}created"
-    static let deleted = "\u{1}deleted"
+    package static let created = "\u{1}created"
+    package static let deleted = "\u{1}deleted"
 }
 
 /// The state a synced file keeps about itself (``SyncStore``'s `0x01` keys).
@@ -73,7 +73,7 @@ package struct SyncState: Sendable {
 
 extension StoreView {
     /// The sealed value of the sync database under `key`, opened, or `nil`.
-    func syncValue(_ store: SyncStore, key: [UInt8], in file: StoreFile) throws -> [UInt8]? {
+    package func syncValue(_ store: SyncStore, key: [UInt8], in file: StoreFile) throws -> [UInt8]? {
         try key.withUnsafeBytes { key in
             guard let stored = try transaction.get(store.database.dbi, key: key) else { return nil }
             switch SealedValue.open(stored, key: key) {
@@ -84,7 +84,7 @@ extension StoreView {
         }
     }
 
-    func syncState(_ store: SyncStore, in file: StoreFile) throws -> SyncState {
+    package func syncState(_ store: SyncStore, in file: StoreFile) throws -> SyncState {
         func word(_ name: String) throws -> UInt64 {
             try syncValue(store, key: SyncStore.stateKey(name), in: file).map(SyncBytes.word) ?? 0
         }
@@ -93,7 +93,7 @@ extension StoreView {
     }
 
     /// Up to `limit` outbox entries after local sequence `sequence`, in commit order.
-    func outbox(_ store: SyncStore, after sequence: UInt64, limit: Int, in file: StoreFile) throws -> [(sequence: UInt64, changes: [UInt8])] {
+    package func outbox(_ store: SyncStore, after sequence: UInt64, limit: Int, in file: StoreFile) throws -> [(sequence: UInt64, changes: [UInt8])] {
         var found: [(UInt64, [UInt8])] = []
         let cursor = try UnsafeCursor(transaction: transaction, dbi: store.database.dbi)
         var entry = try SyncStore.outboxKey(sequence &+ 1).withUnsafeBytes { try cursor.seek(atLeast: $0) }
@@ -110,7 +110,7 @@ extension StoreView {
     }
 
     /// How many entries the outbox holds.
-    func outboxCount(_ store: SyncStore) throws -> Int {
+    package func outboxCount(_ store: SyncStore) throws -> Int {
         var count = 0
         let cursor = try UnsafeCursor(transaction: transaction, dbi: store.database.dbi)
         var entry = try [UInt8(2)].withUnsafeBytes { try cursor.seek(atLeast: $0) }
@@ -124,7 +124,7 @@ extension StoreView {
     /// The named elements of the list `property` of the object `key` of `className`, or `nil`
     /// if the file has none for it (the list was never synced, or only set before sync was
     /// enabled).
-    func syncList(_ store: SyncStore, className: String, key: [UInt8], property: String, in file: StoreFile) throws -> SyncList? {
+    package func syncList(_ store: SyncStore, className: String, key: [UInt8], property: String, in file: StoreFile) throws -> SyncList? {
         guard let bytes = try syncValue(store, key: SyncStore.listKey(className: className, key: key, property: property), in: file) else {
             return nil
         }
@@ -136,7 +136,7 @@ extension StoreView {
         }
     }
 
-    func stamp(_ store: SyncStore, className: String, key: [UInt8], property: String, in file: StoreFile) throws -> SyncStamp? {
+    package func stamp(_ store: SyncStore, className: String, key: [UInt8], property: String, in file: StoreFile) throws -> SyncStamp? {
         let value = try syncValue(store, key: SyncStore.clockKey(className: className, key: key, property: property), in: file)
         return value.flatMap { $0.withUnsafeBytes { SyncStamp($0) } }
     }
@@ -145,32 +145,32 @@ extension StoreView {
 extension WriteSession {
     /// Makes the file's sync database (see ``SyncStore``); the caller publishes it to the file
     /// once the write commits.
-    func createSyncStore() throws -> SyncStore {
+    package func createSyncStore() throws -> SyncStore {
         SyncStore(database: try transaction!.createDatabase(named: SyncStore.databaseName))
     }
 
     /// Stores `value`, sealed, under `key` in the sync database.
-    func putSyncValue(_ store: SyncStore, key: [UInt8], value: [UInt8]) throws {
+    package func putSyncValue(_ store: SyncStore, key: [UInt8], value: [UInt8]) throws {
         let sealed = SealedValue.sealed(value, key: key)
         try key.withUnsafeBytes { k in try sealed.withUnsafeBytes { _ = try view.transaction.put(store.database.dbi, key: k, value: $0) } }
         changed()
     }
 
-    func putSyncWord(_ store: SyncStore, _ name: String, _ value: UInt64) throws {
+    package func putSyncWord(_ store: SyncStore, _ name: String, _ value: UInt64) throws {
         var bytes: [UInt8] = []
         SyncBytes.appendWord(value, to: &bytes)
         try putSyncValue(store, key: SyncStore.stateKey(name), value: bytes)
     }
 
-    func setStamp(_ store: SyncStore, _ stamp: SyncStamp, className: String, key: [UInt8], property: String) throws {
+    package func setStamp(_ store: SyncStore, _ stamp: SyncStamp, className: String, key: [UInt8], property: String) throws {
         try putSyncValue(store, key: SyncStore.clockKey(className: className, key: key, property: property), value: stamp.bytes)
     }
 
-    func putSyncList(_ store: SyncStore, _ list: SyncList, className: String, key: [UInt8], property: String) throws {
+    package func putSyncList(_ store: SyncStore, _ list: SyncList, className: String, key: [UInt8], property: String) throws {
         try putSyncValue(store, key: SyncStore.listKey(className: className, key: key, property: property), value: list.encoded())
     }
 
-    func removeSyncList(_ store: SyncStore, className: String, key: [UInt8], property: String) throws {
+    package func removeSyncList(_ store: SyncStore, className: String, key: [UInt8], property: String) throws {
         try SyncStore.listKey(className: className, key: key, property: property).withUnsafeBytes {
             _ = try view.transaction.delete(store.database.dbi, key: $0)
         }
@@ -180,7 +180,7 @@ extension WriteSession {
     /// Removes the stamps of the properties of the object `key` of `className` (deleted: a
     /// creation after the deletion stamps them anew), keeping its creation's and deletion's,
     /// and its lists' named elements.
-    func removePropertyStamps(_ store: SyncStore, className: String, key: [UInt8]) throws {
+    package func removePropertyStamps(_ store: SyncStore, className: String, key: [UInt8]) throws {
         let txn = view.transaction
         let cursor = try UnsafeCursor(transaction: txn, dbi: store.database.dbi)
         var doomed: [[UInt8]] = []
@@ -196,7 +196,7 @@ extension WriteSession {
     }
 
     /// Removes the outbox entries up to local sequence `sequence`.
-    func removeOutbox(_ store: SyncStore, through sequence: UInt64) throws {
+    package func removeOutbox(_ store: SyncStore, through sequence: UInt64) throws {
         let txn = view.transaction
         let cursor = try UnsafeCursor(transaction: txn, dbi: store.database.dbi)
         var doomed: [[UInt8]] = []
@@ -212,7 +212,7 @@ extension WriteSession {
     /// Writes what `log` recorded as an outbox entry, and stamps each property it wrote with
     /// the commit's clock. Objects of classes without a primary key (embedded ones among them)
     /// have no name another file knows them by, and stay local.
-    func recordForSync(_ log: ChangeLog, _ store: SyncStore) throws {
+    package func recordForSync(_ log: ChangeLog, _ store: SyncStore) throws {
         var state = try view.syncState(store, in: file)
         let clock = SyncStamp.next(after: state.clock)
         let stamp = SyncStamp(clock: clock, node: state.node)
@@ -260,7 +260,7 @@ extension WriteSession {
     /// Whether values of `property` mean the same in another file: not links to objects without
     /// a primary key, whose keys are this file's own, unless they are embedded objects (which
     /// travel as values, in a link or a list; a map of them stays local).
-    func syncs(_ property: Property) -> Bool {
+    package func syncs(_ property: Property) -> Bool {
         guard property.type == .object, let target = property.objectClassName else { return true }
         guard let table = try? findTable(named: target) else { return false }
         if table.schema.isEmbedded { return !property.isMap }
@@ -268,7 +268,7 @@ extension WriteSession {
     }
 
     /// The table of the embedded objects `property` links to, if it does.
-    func embeddedTable(of property: Property) -> Table? {
+    package func embeddedTable(of property: Property) -> Table? {
         guard property.type == .object, let target = property.objectClassName,
             let table = try? findTable(named: target), table.schema.isEmbedded
         else { return nil }

@@ -1,21 +1,21 @@
-import Foundation
+package import Foundation
 internal import LMDBKit
-import LMDBRealmFormat
+package import LMDBRealmFormat
 
 /// A failure of the file underneath (an LMDB or operating-system error), classified for the
 /// layers above Storage, which do not see LMDBKit: `RealmError` is made from it.
-struct StorageFailure {
-    enum Kind {
+package struct StorageFailure {
+    package enum Kind {
         case fileNotFound, permissionDenied, invalidDatabase, incompatibleVersion
         case mapFull, readersFull, noSpace, badValueSize, optionsConflict, other
     }
 
-    let kind: Kind
+    package let kind: Kind
     /// LMDB's or the system's own words for it.
-    let reason: String
+    package let reason: String
 
     /// The classification of `error`, or `nil` if it did not come from the file underneath.
-    init?(_ error: any Error) {
+    package init?(_ error: any Error) {
         guard let error = error as? LMDBError else { return nil }
         reason = error.reason
         switch error {
@@ -35,14 +35,14 @@ struct StorageFailure {
 
 /// Bytes read from the file that fail their checksum or do not parse: thrown by reads that
 /// check them, reported as `invalidDatabase`.
-struct DamagedValue: Error, CustomStringConvertible {
-    let description: String
+package struct DamagedValue: Error, CustomStringConvertible {
+    package let description: String
 }
 
 extension RealmError {
     /// `error` as a ``RealmError``: itself if it is one, translated if it came from the file
     /// underneath (an I/O error otherwise), its message saying `what` was being done to `url`.
-    init(_ error: any Error, url: URL, doing what: String) {
+    package init(_ error: any Error, url: URL, doing what: String) {
         if let error = error as? RealmError {
             self = error
             return

@@ -1,34 +1,36 @@
 import Foundation
-import LMDBRealmFormat
+package import LMDBRealmFormat
 
 /// What one write transaction changed, class by class: recorded while anything in the process
 /// observes the file, so that observers can compute change sets without comparing records.
-final class ChangeLog: @unchecked Sendable {
+package final class ChangeLog: @unchecked Sendable {
     // @unchecked Sendable: written only by the write that records it, on its thread; read-only
     // once published to the file's ``CommitHub`` (the hub's lock orders the two).
 
     /// The changes to one class's table.
-    final class TableChanges {
+    package final class TableChanges {
         /// Keys stored by the write that were not stored before it (or were, and were deleted
         /// first; observers treat a key both deleted and inserted as replaced).
-        var inserted: [ObjectKey] = []
-        var deleted: [ObjectKey] = []
+        package var inserted: [ObjectKey] = []
+        package var deleted: [ObjectKey] = []
         /// Keys whose records were rewritten, with the stored columns written.
-        var modified: [ObjectKey: UInt64] = [:]
+        package var modified: [ObjectKey: UInt64] = [:]
         /// Every object of the class was deleted.
-        var cleared = false
+        package var cleared = false
     }
 
-    private(set) var tables: [String: TableChanges] = [:]
+    package private(set) var tables: [String: TableChanges] = [:]
     /// The catalog changed (a class added, an index built or dropped): observers re-read
     /// everything rather than trust the per-class changes.
-    var catalogChanged = false
+    package var catalogChanged = false
     private weak var lastTable: Table?
     private var last: TableChanges?
 
+    package init() {}
+
     /// The changes of `table`'s class, made on first use.
     @inline(__always)
-    func changes(for table: Table) -> TableChanges {
+    package func changes(for table: Table) -> TableChanges {
         if lastTable === table, let last { return last }
         return slowChanges(for: table)
     }
@@ -41,10 +43,10 @@ final class ChangeLog: @unchecked Sendable {
         return changes
     }
 
-    var isEmpty: Bool { tables.isEmpty && !catalogChanged }
+    package var isEmpty: Bool { tables.isEmpty && !catalogChanged }
 
     /// Adds what a nested write recorded.
-    func absorb(_ other: ChangeLog) {
+    package func absorb(_ other: ChangeLog) {
         catalogChanged = catalogChanged || other.catalogChanged
         for (name, theirs) in other.tables {
             let mine = tables[name] ?? TableChanges()
@@ -64,31 +66,31 @@ final class ChangeLog: @unchecked Sendable {
 
     /// The bit of stored column `column` in a column mask; columns past 62 share the top bit.
     @inline(__always)
-    static func bit(_ column: Int) -> UInt64 {
+    package static func bit(_ column: Int) -> UInt64 {
         column < 63 ? 1 << UInt64(column) : 1 << 63
     }
 
-    static let allColumns = UInt64.max
+    package static let allColumns = UInt64.max
 }
 
 /// What a run of writes changed in one class, merged: enough to decide whether a result must be
 /// re-evaluated and which of its objects were modified.
-struct MergedChanges {
+package struct MergedChanges {
     /// Objects were inserted or deleted (or the class emptied).
-    var structural = false
+    package var structural = false
     /// Keys inserted or deleted at some point: if such a key is in both the old and new
     /// results, its record was replaced, and every column counts as modified.
-    var touched = Set<ObjectKey>()
+    package var touched = Set<ObjectKey>()
     /// Keys rewritten in place, with the columns written.
-    var modified: [ObjectKey: UInt64] = [:]
+    package var modified: [ObjectKey: UInt64] = [:]
     /// The class was emptied: any object found on both sides was replaced.
-    var cleared = false
+    package var cleared = false
 
     /// No change at all.
-    init() {}
+    package init() {}
 
     /// The merged changes of class `className` in `logs`, or `nil` if they did not touch it.
-    init?(_ logs: [ChangeLog], className: String) {
+    package init?(_ logs: [ChangeLog], className: String) {
         var any = false
         for log in logs {
             guard let changes = log.tables[className] else { continue }
@@ -103,7 +105,7 @@ struct MergedChanges {
     }
 
     /// The columns of `key` that changed: all of them for a replaced object.
-    func columns(of key: ObjectKey) -> UInt64 {
+    package func columns(of key: ObjectKey) -> UInt64 {
         if cleared || touched.contains(key) { return ChangeLog.allColumns }
         return modified[key] ?? 0
     }
