@@ -48,7 +48,7 @@ extension Table {
 /// ``KeyEncoding/appendPrefixFree(_:type:to:)``), so that the objects with given values of the
 /// leading columns lie together, in the order of the last column.
 ///
-/// A covering index (see ``Object/coveringIndexes()``) has the same keys; each value is a
+/// A covering index (see `Object.coveringIndexes()`) has the same keys; each value is a
 /// ``CoveringValue``: the object's key and a copy of its record.
 package struct CompoundIndex {
     /// The stored columns, in the order their keys are joined.

@@ -212,7 +212,7 @@ extension WriteSession {
 }
 
 extension StoreFile {
-    /// The figures of ``Realm/Statistics``, read from a fresh read transaction.
+    /// The figures of `Realm.Statistics`, read from a fresh read transaction.
     package func statistics() throws -> (fileSize: Int, usedSize: Int, mapSize: Int, readers: Int, oldestReaderVersion: Int?, currentVersion: Int) {
         let info = environment.info()
         let free: Int

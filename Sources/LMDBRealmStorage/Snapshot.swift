@@ -90,7 +90,7 @@ package final class Snapshot: @unchecked Sendable {
 }
 
 /// The versions of one file pinned by this process, counted for
-/// ``Realm/Configuration/maximumNumberOfActiveVersions``.
+/// `Realm.Configuration.maximumNumberOfActiveVersions`.
 package final class PinnedVersions: @unchecked Sendable {
     // @unchecked Sendable: `counts` is only touched under `lock`.
     private let lock = NSLock()

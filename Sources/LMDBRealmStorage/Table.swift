@@ -31,7 +31,7 @@ package final class Table: @unchecked Sendable {
     package let indexes: [Int: Database]
     /// The stored columns that have an index, ascending.
     package let indexedColumns: [Int]
-    /// The indexes of groups of columns (see ``Object/compoundIndexes()``).
+    /// The indexes of groups of columns (see `Object.compoundIndexes()`).
     package let compoundIndexes: [CompoundIndex]
     /// Whether objects of the table have index entries of any kind.
     package let hasIndexes: Bool

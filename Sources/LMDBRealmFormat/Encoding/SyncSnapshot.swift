@@ -4,7 +4,7 @@ import Foundation
 /// every value: what LMDBRealmSync's snapshot keeps in place of the change sets it folds, so that
 /// a node that is new, or behind the oldest change set the log still holds, starts from it.
 ///
-/// Folding follows the rules ``Realm/applySyncChanges(_:removingOutboxThrough:)`` applies by
+/// Folding follows the rules `Realm.applySyncChanges(_:removingOutboxThrough:)` applies by
 /// (the DocC article "Sync" states them): a value takes the write with the greater stamp; a
 /// delete wins over every update and over a creation older than itself, and drops the values;
 /// an update of an object that is not alive is passed over. Links are kept as their targets'

@@ -119,11 +119,11 @@ public struct ObjectSchema: Sendable, Codable, Hashable, CustomStringConvertible
     /// The persisted properties, in the order their values are stored.
     public let properties: [Property]
     /// The groups of properties indexed together, each in its order (see
-    /// ``Object/compoundIndexes()``).
+    /// `Object.compoundIndexes()`).
     public var compoundIndexes: [[String]] { _compoundIndexes ?? [] }
     private let _compoundIndexes: [[String]]?
     /// The groups of properties whose index also holds a copy of each object's record (see
-    /// ``Object/coveringIndexes()``).
+    /// `Object.coveringIndexes()`).
     public var coveringIndexes: [[String]] { _coveringIndexes ?? [] }
     private let _coveringIndexes: [[String]]?
     /// Whether the class is an ``EmbeddedObject``: its objects live inside one parent each.

@@ -55,7 +55,7 @@ public struct RealmError: Swift.Error, Sendable, Equatable, CustomStringConverti
         /// encryption), and will not write in plaintext a file its user asked to encrypt.
         public static let encryptionNotSupported = Code(rawValue: "encryptionNotSupported")
         /// More versions of the file are pinned than
-        /// ``Realm/Configuration/maximumNumberOfActiveVersions`` allows.
+        /// `Realm.Configuration.maximumNumberOfActiveVersions` allows.
         public static let tooManyActiveVersions = Code(rawValue: "tooManyActiveVersions")
 
         /// RealmSwift's name for ``noSpace``.
