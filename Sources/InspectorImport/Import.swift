@@ -1,10 +1,10 @@
 // What `lmdbrealm import` reads: JSON and CSV rows, and their conversion to the values of a
 // class's properties. A library of its own so that the import fuzz target runs it too.
-public import Foundation
-public import LMDBRealm
+package import Foundation
+package import LMDBRealm
 
 /// A JSON value as read by `import`: decoded with the kinds told apart (`true` is not `1`).
-public enum ImportedValue: Decodable, Sendable {
+package enum ImportedValue: Decodable, Sendable {
     case null
     case bool(Bool)
     case int(Int)
@@ -13,7 +13,7 @@ public enum ImportedValue: Decodable, Sendable {
     case array([ImportedValue])
     case object([String: ImportedValue])
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
             self = .null
@@ -33,7 +33,7 @@ public enum ImportedValue: Decodable, Sendable {
     }
 
     /// The value as written, for messages.
-    public var shown: String {
+    package var shown: String {
         switch self {
         case .null: "null"
         case .bool(let v): "\(v)"
@@ -47,21 +47,21 @@ public enum ImportedValue: Decodable, Sendable {
 }
 
 /// One row of an imported file, with where it came from for messages.
-public struct ImportRow: Sendable {
-    public let place: String
-    public let values: [String: ImportedValue]
+package struct ImportRow: Sendable {
+    package let place: String
+    package let values: [String: ImportedValue]
 
-    public init(place: String, values: [String: ImportedValue]) {
+    package init(place: String, values: [String: ImportedValue]) {
         self.place = place
         self.values = values
     }
 }
 
 /// Reading the rows of the files `lmdbrealm import` takes.
-public enum ImportRows {
+package enum ImportRows {
 
     /// The rows of JSON text: an array of objects, or one object per line.
-    public static func json(_ data: Data, _ path: String) throws -> [ImportRow] {
+    package static func json(_ data: Data, _ path: String) throws -> [ImportRow] {
         let decoder = JSONDecoder()
         let firstByte = data.first { ![0x20, 0x0A, 0x0D, 0x09].contains($0) }
         if firstByte == UInt8(ascii: "[") {
@@ -98,7 +98,7 @@ public enum ImportRows {
 
     /// Rows of an RFC 4180 file with a header row; every value is a string (an empty field
     /// is `nil` for an optional property), converted by the property's kind.
-    public static func csv(_ data: Data, _ path: String) throws -> [ImportRow] {
+    package static func csv(_ data: Data, _ path: String) throws -> [ImportRow] {
         let records = CSVReader.records(String(decoding: data, as: UTF8.self))
         guard let header = records.first?.fields else { return [] }
         return try records.dropFirst().compactMap { record in
@@ -115,8 +115,8 @@ public enum ImportRows {
 }
 
 /// Splits RFC 4180 text into records of fields, with the line each record starts on.
-public enum CSVReader {
-    public static func records(_ text: String) -> [(line: Int, fields: [String])] {
+package enum CSVReader {
+    package static func records(_ text: String) -> [(line: Int, fields: [String])] {
         var records: [(Int, [String])] = []
         var fields: [String] = []
         var field = ""
@@ -170,7 +170,7 @@ public enum CSVReader {
 
 /// Converts imported values to the Swift values the dynamic API takes, by each property's
 /// kind, or throws saying where and what is wrong.
-public struct RowConverter {
+package struct RowConverter {
     let realm: Realm
     let schema: ObjectSchema
     let source: String
@@ -179,14 +179,14 @@ public struct RowConverter {
     private let dates = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
     private let wholeSecondDates = Date.ISO8601FormatStyle()
 
-    public init(realm: Realm, schema: ObjectSchema, source: String, csv: Bool) {
+    package init(realm: Realm, schema: ObjectSchema, source: String, csv: Bool) {
         self.realm = realm
         self.schema = schema
         self.source = source
         self.csv = csv
     }
 
-    public func convert(_ row: ImportRow) throws -> [String: Any?] {
+    package func convert(_ row: ImportRow) throws -> [String: Any?] {
         var values: [String: Any?] = [:]
         for (name, value) in row.values where name != "_class" {
             guard let property = schema[name] else {
@@ -313,11 +313,11 @@ public struct RowConverter {
 }
 
 /// A failure of the inspector's work, with the message to print and the exit status.
-public struct InspectorFailure: Error {
-    public let message: String
-    public var status: Int32 = 1
+package struct InspectorFailure: Error {
+    package let message: String
+    package var status: Int32 = 1
 
-    public init(message: String, status: Int32 = 1) {
+    package init(message: String, status: Int32 = 1) {
         self.message = message
         self.status = status
     }

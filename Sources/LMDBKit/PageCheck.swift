@@ -15,13 +15,13 @@ import Foundation
 // child page number, flags, key size) followed by key and data.
 
 /// A problem with the file's pages, in words.
-public struct PageProblem: Sendable, Hashable, CustomStringConvertible {
+package struct PageProblem: Sendable, Hashable, CustomStringConvertible {
     /// The database concerned (`nil`: the meta pages, the main or the free-page database).
-    public let database: String?
-    public let page: Int?
-    public let message: String
+    package let database: String?
+    package let page: Int?
+    package let message: String
 
-    public var description: String {
+    package var description: String {
         var text = ""
         if let database { text += "database '\(database)': " }
         if let page { text += "page \(page): " }

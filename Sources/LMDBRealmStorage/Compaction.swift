@@ -21,11 +21,6 @@ extension StoreFile {
         let url = options.url
         guard let lock = Environment.lockExclusively(path: url.path) else { return .inUse }
         defer { Environment.unlockExclusively(lock) }
-        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).compact-\(getpid())")
-        defer {
-            unlink(temporary.path)
-            unlink(temporary.path + "-lock")
-        }
         do {
             var environmentOptions = Environment.Options()
             environmentOptions.mapSize = options.maximumFileSize
@@ -47,14 +42,10 @@ extension StoreFile {
             copyOptions.maximumMapSize = options.maximumFileSize
             copyOptions.maxDatabases = StoreFile.maximumDatabases
             copyOptions.fileMode = 0o600
-            guard try environment.writeCopy(of: txn.unsafe, names: names, to: temporary.path, options: copyOptions) else {
-                throw RealmError(.fileAccess, "Cannot compact the realm at '\(url.path)': its databases changed while copying", fileURL: url)
-            }
-            txn.abort()
-            guard rename(temporary.path, url.path) == 0 else {
-                throw RealmError(
-                    .fileAccess, "Cannot put the compacted realm in place at '\(url.path)': \(String(cString: strerror(errno)))",
-                    fileURL: url)
+            try FilePlacement.place(at: url, purpose: "the compacted realm", mode: .replacing) { temporary in
+                guard try environment.writeCopy(of: txn.unsafe, names: names, to: temporary.path, options: copyOptions) else {
+                    throw RealmError(.fileAccess, "Cannot compact the realm at '\(url.path)': its databases changed while copying", fileURL: url)
+                }
             }
             // try?: the size is only reported.
             let after = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.intValue ?? 0

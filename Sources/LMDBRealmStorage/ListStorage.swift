@@ -180,48 +180,87 @@ package enum ListChunk {
 
     /// Calls `body` with each element of `chunk` (`nil` for a null; a value's bytes lie in the
     /// chunk) until it returns false. Bytes read from the file are checked, not trusted: the
-    /// walk ends where the chunk stops making sense.
+    /// walk ends where the chunk stops making sense (``walk(_:_:)`` says where and why).
     /// - Returns: false if `body` stopped the walk.
     @discardableResult @inline(__always)
     package static func forEach(_ stored: UnsafeRawBufferPointer, _ body: (_ index: Int, _ element: UnsafeRawBufferPointer?) -> Bool) -> Bool {
-        walk(stored) { i, element, _ in body(i, element) }
+        if case .stopped = walk(stored, { i, element, _ in body(i, element) }) { return false }
+        return true
     }
 
-    /// ``forEach(_:_:)``, also telling `body` where in the chunk each element's bytes end.
+    /// How a walk of a chunk ended.
+    package enum Walk: Equatable {
+        /// Every element was walked and the chunk's bytes end with the last.
+        case complete
+        /// `body` returned false.
+        case stopped
+        /// The bytes stop making sense here; the elements before were walked.
+        case malformed(Problem)
+    }
+
+    /// What is wrong with a chunk's bytes.
+    package enum Problem: Equatable, CustomStringConvertible {
+        case shorterThanItsCount(bytes: Int)
+        case noElement
+        case endsEarly(after: Int, of: Int)
+        case unknownTag(UInt8, element: Int)
+        case endsInsideLength(element: Int)
+        case overlongLength(element: Int)
+        case pastItsEnd(element: Int, length: Int)
+        case bytesAfterTheLast(Int)
+
+        package var description: String {
+            switch self {
+            case .shorterThanItsCount(let bytes): "has \(bytes) bytes, shorter than its count"
+            case .noElement: "holds no element"
+            case .endsEarly(let i, let n): "ends after \(i) of its \(n) elements"
+            case .unknownTag(let tag, let i): "has the tag \(tag) at element \(i), neither null (0) nor a value (1)"
+            case .endsInsideLength(let i): "ends inside the length of element \(i)"
+            case .overlongLength(let i): "has an overlong length at element \(i)"
+            case .pastItsEnd(let i, let length): "has element \(i) of \(length) bytes, past its end"
+            case .bytesAfterTheLast(let n): "has \(n) bytes after its last element"
+            }
+        }
+    }
+
+    /// The one walk of a chunk's bytes, which readers and the verifier share: calls `body` with
+    /// each element (`nil` for a null), the index of the element and where in the chunk its
+    /// bytes end, until `body` returns false or the bytes stop making sense. Every count, tag
+    /// and length is checked against the bytes before it is used.
     @inline(__always)
-    private static func walk(
+    package static func walk(
         _ stored: UnsafeRawBufferPointer, _ body: (_ index: Int, _ element: UnsafeRawBufferPointer?, _ end: Int) -> Bool
-    ) -> Bool {
+    ) -> Walk {
+        guard stored.count >= 2 else { return .malformed(.shorterThanItsCount(bytes: stored.count)) }
         let n = count(stored)
+        guard n > 0 else { return .malformed(.noElement) }
         let chunk = Self.body(stored)
         var at = 2
         for i in 0..<n {
-            guard at < chunk.count else { return true }
+            guard at < chunk.count else { return .malformed(.endsEarly(after: i, of: n)) }
             let tag = chunk[at]
             at += 1
-            guard tag == 1 else {
-                if !body(i, nil, at) { return false }
+            if tag == 0 {
+                if !body(i, nil, at) { return .stopped }
                 continue
             }
+            guard tag == 1 else { return .malformed(.unknownTag(tag, element: i)) }
             var length = 0
             var shift = 0
-            var ended = false
-            while at < chunk.count, shift < 35 {
+            while true {
+                guard at < chunk.count else { return .malformed(.endsInsideLength(element: i)) }
+                guard shift < 35 else { return .malformed(.overlongLength(element: i)) }
                 let b = chunk[at]
                 at += 1
                 length |= Int(b & 0x7F) << shift
                 shift += 7
-                if b & 0x80 == 0 {
-                    ended = true
-                    break
-                }
+                if b & 0x80 == 0 { break }
             }
-            // A length that runs past the chunk or past five bytes makes no sense.
-            guard ended, length <= chunk.count - at else { return true }
-            if !body(i, UnsafeRawBufferPointer(start: chunk.baseAddress! + at, count: length), at + length) { return false }
+            guard length <= chunk.count - at else { return .malformed(.pastItsEnd(element: i, length: length)) }
+            if !body(i, UnsafeRawBufferPointer(start: chunk.baseAddress! + at, count: length), at + length) { return .stopped }
             at += length
         }
-        return true
+        return at == chunk.count ? .complete : .malformed(.bytesAfterTheLast(chunk.count - at))
     }
 
     /// The elements of `stored` that make sense (those ``forEach(_:_:)`` walks): how many, and

@@ -126,18 +126,13 @@ extension WriteSession {
         changed()
     }
 
-    /// Deletes every object of `table`, its lists and its index entries; with `removingClass`
+    /// Deletes every object of `table`, its lists and its index entries, and nullifies the links
+    /// to them, as `removeObjects(nil, from:)` does; with `removingClass`
     /// the class leaves the catalog too (its databases are emptied, not deleted).
     package func deleteAllData(of table: Table, removingClass: Bool) throws {
-        try flushIndexEntries()
+        // As `deleteAll` of the class: the links to its objects are nullified too.
+        try removeObjects(nil, from: table)
         let txn = view.transaction
-        try txn.empty(table.database.dbi)
-        for index in table.indexes.values { try txn.empty(index.dbi) }
-        for index in table.compoundIndexes { try txn.empty(index.database.dbi) }
-        for list in table.lists.values {
-            try txn.empty(list.items.dbi)
-            if let references = list.references { try txn.empty(references.dbi) }
-        }
         if removingClass {
             try Array(table.className.utf8).withUnsafeBytes { _ = try txn.delete(file.catalog.dbi, key: $0) }
             let version = try file.catalogVersion(in: view) &+ 1
@@ -240,33 +235,26 @@ extension StoreFile {
         if FileManager.default.fileExists(atPath: url.path) {
             throw RealmError(.fileAccess, "Cannot write a copy of the realm to '\(url.path)': a file is there already", fileURL: url)
         }
-        let temporary = url.deletingLastPathComponent().appendingPathComponent(
-            ".\(url.lastPathComponent).copy-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
-        defer {
-            unlink(temporary.path)
-            unlink(temporary.path + "-lock")
-        }
         var options = Environment.Options()
         options.mapSize = environment.info().mapSize
         options.maximumMapSize = options.mapSize
         options.maxDatabases = StoreFile.maximumDatabases
         options.fileMode = 0o600
-        do {
-            let names = try environment.openAllDatabases()
-            if try !environment.writeCopy(of: view.transaction, names: names, to: temporary.path, options: options) {
-                // The version predates a database this process opened since: the newest is copied.
-                let txn = try Transaction(environment: environment, readOnly: true)
-                guard try environment.writeCopy(of: txn.unsafe, names: names, to: temporary.path, options: options) else {
-                    throw RealmError(
-                        .fileAccess, "Cannot write a copy of the realm to '\(url.path)': its databases changed while copying", fileURL: url)
+        try FilePlacement.place(at: url, purpose: "the copy of the realm", mode: .new) { temporary in
+            do {
+                let names = try environment.openAllDatabases()
+                if try !environment.writeCopy(of: view.transaction, names: names, to: temporary.path, options: options) {
+                    // The version predates a database this process opened since: the newest is copied.
+                    let txn = try Transaction(environment: environment, readOnly: true)
+                    guard try environment.writeCopy(of: txn.unsafe, names: names, to: temporary.path, options: options) else {
+                        throw RealmError(
+                            .fileAccess, "Cannot write a copy of the realm to '\(url.path)': its databases changed while copying",
+                            fileURL: url)
+                    }
                 }
+            } catch let error as LMDBError {
+                throw RealmError(error, url: url, doing: "Cannot write a copy of the realm to")
             }
-        } catch let error as LMDBError {
-            throw RealmError(error, url: url, doing: "Cannot write a copy of the realm to")
-        }
-        if link(temporary.path, url.path) != 0 {
-            let reason = String(cString: strerror(errno))
-            throw RealmError(.fileAccess, "Cannot put the copy of the realm in place at '\(url.path)': \(reason)", fileURL: url)
         }
     }
 }

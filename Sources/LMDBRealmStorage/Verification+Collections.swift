@@ -245,40 +245,15 @@ extension StoreVerifier {
         return FieldCheck.problem(element, type: property.type, maximumKeySize: maximumKeySize)
     }
 
-    /// Walks the elements of `chunk` (see ``ListChunk``), checking every count, tag and
-    /// length against its bytes, and hands each to `body` (`nil` for a null).
+    /// Walks the elements of `chunk` (see ``ListChunk/walk(_:_:)``), handing each to `body`
+    /// (`nil` for a null).
     /// - Returns: What is wrong with the chunk, or `nil` if it parses exactly.
     package static func parseChunk(_ stored: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) -> Void) -> String? {
-        guard stored.count >= 2 else { return "has \(stored.count) bytes, shorter than its count" }
-        let n = ListChunk.count(stored)
-        let chunk = ListChunk.body(stored)
-        if n == 0 { return "holds no element" }
-        var at = 2
-        for i in 0..<n {
-            guard at < chunk.count else { return "ends after \(i) of its \(n) elements" }
-            let tag = chunk[at]
-            at += 1
-            if tag == 0 {
-                body(nil)
-                continue
-            }
-            guard tag == 1 else { return "has the tag \(tag) at element \(i), neither null (0) nor a value (1)" }
-            var length = 0
-            var shift = 0
-            while true {
-                guard at < chunk.count else { return "ends inside the length of element \(i)" }
-                guard shift < 35 else { return "has an overlong length at element \(i)" }
-                let b = chunk[at]
-                at += 1
-                length |= Int(b & 0x7F) << shift
-                shift += 7
-                if b & 0x80 == 0 { break }
-            }
-            guard length <= chunk.count - at else { return "has element \(i) of \(length) bytes, past its end" }
-            body(UnsafeRawBufferPointer(rebasing: chunk[at..<(at + length)]))
-            at += length
-        }
-        return at == chunk.count ? nil : "has \(chunk.count - at) bytes after its last element"
+        guard case .malformed(let problem) = ListChunk.walk(stored, { _, element, _ in
+            body(element)
+            return true
+        }) else { return nil }
+        return problem.description
     }
 
     /// Checks that the references of a list column hold no entry its elements do not account

@@ -117,23 +117,13 @@ extension Realm {
     /// then linked in place (`link` never replaces a file, so the first copy wins and a reader
     /// sees a whole file or none).
     private static func copySeed(_ seed: URL, to url: URL) throws {
-        let temporary = url.deletingLastPathComponent().appendingPathComponent(
-            ".\(url.lastPathComponent).seed-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
-        do {
-            try FileManager.default.copyItem(at: seed, to: temporary)
-        } catch {
-            throw Realm.Error(
-                .fileNotFound, "Cannot copy the seed file '\(seed.path)' to '\(url.path)': \(error.localizedDescription)", fileURL: url)
-        }
-        defer { unlink(temporary.path) }
-        // The copy reaches the disk before it gets its name.
-        let fd = Glibc.open(temporary.path, O_RDONLY)
-        if fd >= 0 {
-            fsync(fd)
-            Glibc.close(fd)
-        }
-        if link(temporary.path, url.path) != 0 && errno != EEXIST {
-            throw Realm.Error(.fileAccess, "Cannot put the seed file in place at '\(url.path)': \(String(cString: strerror(errno)))", fileURL: url)
+        try FilePlacement.place(at: url, purpose: "the seed file", mode: .firstWins) { temporary in
+            do {
+                try FileManager.default.copyItem(at: seed, to: temporary)
+            } catch {
+                throw Realm.Error(
+                    .fileNotFound, "Cannot copy the seed file '\(seed.path)' to '\(url.path)': \(error.localizedDescription)", fileURL: url)
+            }
         }
     }
 

@@ -181,16 +181,24 @@ extension Realm {
         return tables.allSatisfy { objectCount(of: $0, in: view) == 0 }
     }
 
-    /// Walks every table and every index of the file and lists each way they disagree: an
-    /// index entry with no object, an object missing from an index, an entry under the wrong
-    /// value. Empty when the file is consistent.
+    /// Every way the file disagrees with itself, as ``verify(progress:)`` finds them (an index
+    /// entry with no object, an object missing from an index, a list element naming an object
+    /// that is gone, ...), one message each. Empty when the file is consistent. Inside a write,
+    /// the write's own changes are checked.
     @_spi(Testing) public func indexProblems() -> [String] {
         checkThread()
-        let view = queryView()
+        let verifier = StoreVerifier(view: queryView(), file: file, progress: nil)
         do {
-            return view.indexProblems(of: try allTables(), in: file)
+            try verifier.run { className in
+                frozenLock?.lock()
+                defer { frozenLock?.unlock() }
+                return try discoverTable(named: className)
+            }
         } catch {
             return ["reading failed: \(error)"]
+        }
+        return verifier.findings.map { finding in
+            [finding.className, finding.objectKey].compactMap { $0 }.joined(separator: " ") + ": " + finding.message
         }
     }
 }
