@@ -6,6 +6,8 @@
 # LMDBRealm's layers only LMDBRealmStorage imports LMDBKit, and, inside the LMDBRealm target,
 # that no code below Realm/ names the Realm type. Prints each crossing and exits 1 if there is
 # any. Run by `make test`.
+#
+# It also checks that the storage target changes the file only through StoreWriter (below).
 set -u
 cd "$(dirname "$0")/.."
 status=0
@@ -21,6 +23,13 @@ for file in $(import_of CLMDB Sources | grep -v '^Sources/LMDBKit/'); do
 done
 for file in $(import_of LMDBKit Sources/LMDBRealm Sources/LMDBRealmFormat); do
     echo "layer check: $file imports LMDBKit; only LMDBRealmStorage may (go through StoreView or WriteSession)" >&2
+    status=1
+done
+# Every change a write makes to the file passes through StoreWriter, which moves the realm's
+# generation on so that no borrowed record is read stale: only its file takes LMDBKit's
+# writing view of a transaction (`unsafeWrite`, `UnsafeWriteTransaction`).
+for file in $(grep -rlE '\bunsafeWrite\b|\bUnsafeWriteTransaction\b' Sources --include='*.swift' | grep -v '^Sources/LMDBKit/' | grep -vx 'Sources/LMDBRealmStorage/StoreWriter.swift'); do
+    echo "layer check: $file writes through LMDBKit directly; change the file through WriteSession.writer (StoreWriter)" >&2
     status=1
 done
 # Inside the LMDBRealm target, below Realm/ (Query, Schema) no code names the Realm type: what

@@ -84,11 +84,11 @@ public struct Cursor: ~Copyable {
     /// Stores a value at the cursor (`mdb_cursor_put`); with ``PutFlags/append`` this is the
     /// fast path for keys that arrive in order.
     public func put(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, flags: PutFlags = []) throws {
-        try unsafe.put(value, forKey: key, flags: flags)
+        try UnsafeWriteTransaction(unsafe.transaction).put(value, at: unsafe, forKey: key, flags: flags)
     }
 
     /// Deletes the entry under the cursor (`mdb_cursor_del`).
-    public func deleteCurrent() throws { try unsafe.deleteCurrent() }
+    public func deleteCurrent() throws { try UnsafeWriteTransaction(unsafe.transaction).deleteCurrent(of: unsafe) }
 
     /// Calls `body` with each entry whose key lies in `lower ..< upper` (`nil` bounds are
     /// open), ascending or descending, until `body` returns `false`.
@@ -124,6 +124,7 @@ public struct Cursor: ~Copyable {
 
     /// The corresponding LMDB function is `mdb_cursor_open`.
     package init(transaction: UnsafeTransaction, dbi: UInt32) throws {
+        transaction.checkUsable("mdb_cursor_open")
         var cursor: OpaquePointer?
         let rc = lmdb("mdb_cursor_open") { mdb_cursor_open(transaction.handle, MDB_dbi(dbi), &cursor) }
         if rc != MDB_SUCCESS { try transaction.poisoned(rc, "mdb_cursor_open") }
@@ -195,36 +196,6 @@ public struct Cursor: ~Copyable {
                 finding: "the key's record counts \(UInt(bitPattern: count)) values, more than a file can hold: the file is damaged")
         }
         return count
-    }
-
-    /// Stores a value at the cursor (`mdb_cursor_put`); with ``PutFlags/append`` this is the
-    /// fast path for keys that arrive in order.
-    package func put(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, flags: PutFlags = []) throws {
-        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
-        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
-        let rc = lmdb("mdb_cursor_put") { mdb_cursor_put(handle, &k, &v, flags.rawValue) }
-        if rc != MDB_SUCCESS { try transaction.poisoned(rc, "mdb_cursor_put") }
-    }
-
-    /// Stores a value at the cursor (`mdb_cursor_put`) unless `flags` forbid it: returns false,
-    /// with nothing changed, when the key (or pair) exists under `noOverwrite` or
-    /// `noDuplicateData`, or the key does not sort last under `append`. Successive puts of
-    /// nearby keys through one cursor skip the descent from the root that `mdb_put` makes
-    /// each time (LMDB looks on the cursor's page first).
-    package func insert(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, flags: PutFlags) throws -> Bool {
-        if let poison = transaction.state.poison { throw poison }
-        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
-        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
-        let rc = lmdb("mdb_cursor_put") { mdb_cursor_put(handle, &k, &v, flags.rawValue) }
-        if rc == MDB_SUCCESS { return true }
-        if rc == MDB_KEYEXIST && flags.rawValue & UInt32(MDB_NOOVERWRITE | MDB_NODUPDATA | MDB_APPEND) != 0 { return false }
-        try transaction.poisoned(rc, "mdb_cursor_put")
-    }
-
-    /// Deletes the entry under the cursor (`mdb_cursor_del`).
-    package func deleteCurrent() throws {
-        let rc = lmdb("mdb_cursor_del") { mdb_cursor_del(handle, 0) }
-        if rc != MDB_SUCCESS { try transaction.poisoned(rc, "mdb_cursor_del") }
     }
 
     /// Calls `body` with each entry whose key lies in `lower ..< upper` (`nil` bounds are

@@ -46,7 +46,7 @@ extension Environment {
         for source0 in sources {
             let isDuplicateSort = source0.flags & UInt32(MDB_DUPSORT) != 0
             let to = try txn.createDatabase(named: source0.name, flags: Database.Flags(rawValue: source0.flags & UInt32(MDB_DUPSORT | MDB_DUPFIXED)))
-            let unsafe = txn.unsafe
+            let unsafe = txn.unsafeWrite
             var previousKey: [UInt8]?
             try UnsafeCursor(transaction: source, dbi: source0.dbi).forEach { key, value in
                 let sameKey = isDuplicateSort && previousKey.map { $0.elementsEqual(key) } == true

@@ -36,9 +36,10 @@ public struct Transaction: ~Copyable {
         /// Handles below it were published before the transaction began (see ``canUse(_:)``).
         var handleCeiling = MDB_dbi.max
         /// A reset read transaction holds no snapshot (see ``reset()``).
-        var isReset = false
-        /// Set by commit and abort, so deinit does not end the transaction twice.
-        var ended = false
+        @exclusivity(unchecked) var isReset = false
+        /// Set by commit and abort, so deinit does not end the transaction twice, and so that
+        /// an ``UnsafeTransaction`` kept past the end stops instead of using a freed handle.
+        @exclusivity(unchecked) var ended = false
         /// A nested transaction does not count as one of the environment's active
         /// transactions: its parent does.
         var isNested = false
@@ -192,8 +193,15 @@ public struct Transaction: ~Copyable {
     /// Whether the read transaction is reset (holds no snapshot).
     package var isReset: Bool { state.isReset }
 
-    /// A copyable view of the handle for the object store's hot paths.
+    /// A copyable view of the handle for the object store's hot paths: reads only.
     package var unsafe: UnsafeTransaction { UnsafeTransaction(handle: handle, state: state) }
+
+    /// A copyable view of a write transaction's handle that can change the databases. The
+    /// object store hands it to one type, which every change of a write passes through.
+    package var unsafeWrite: UnsafeWriteTransaction {
+        require(!isReadOnly, "a read transaction cannot write")
+        return UnsafeWriteTransaction(unsafe)
+    }
 
     // MARK: - Databases
 
@@ -251,7 +259,7 @@ public struct Transaction: ~Copyable {
     /// Removes every entry of `db`, keeping the database. The corresponding LMDB function is
     /// `mdb_drop` with `del` 0.
     public func empty(_ db: Database) throws {
-        try unsafe.empty(db.dbi)
+        try unsafeWrite.empty(db.dbi)
     }
 
     // MARK: - Reading and writing
@@ -283,7 +291,7 @@ public struct Transaction: ~Copyable {
     ) throws {
         require(!isReadOnly, "put needs a write transaction")
         let stored = try key.withUnsafeBytes { k in
-            try value.withUnsafeBytes { v in try unsafe.put(db.dbi, key: k, value: v, flags: flags.rawValue) }
+            try value.withUnsafeBytes { v in try unsafeWrite.put(db.dbi, key: k, value: v, flags: flags.rawValue) }
         }
         if !stored {
             throw LMDBError(code: LMDBError.keyExists.code, context: "mdb_put in database '\(db.name)'")
@@ -296,7 +304,7 @@ public struct Transaction: ~Copyable {
     @discardableResult
     public func delete(_ key: some ContiguousBytes, in db: Database) throws -> Bool {
         require(!isReadOnly, "delete needs a write transaction")
-        return try key.withUnsafeBytes { try unsafe.delete(db.dbi, key: $0) }
+        return try key.withUnsafeBytes { try unsafeWrite.delete(db.dbi, key: $0) }
     }
 
     /// Lends a cursor over `db` to `body` and closes it afterwards.

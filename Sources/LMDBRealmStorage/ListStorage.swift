@@ -442,7 +442,7 @@ extension WriteSession {
                     doomed.append(Array(e.key))
                     entry = try cursor.next()
                 }
-                for key in doomed { try key.withUnsafeBytes { _ = try txn.delete(list.items.dbi, key: $0) } }
+                for key in doomed { try key.withUnsafeBytes { _ = try writer.delete(list.items.dbi, key: $0) } }
             }
             // A list written after every other (a new object's, in key order) is appended: no
             // search, and full pages. The first refusal ends the attempt.
@@ -481,7 +481,7 @@ extension WriteSession {
                     // A buffered entry must be written before one is removed.
                     if !gone.isEmpty { try flushIndexEntries() }
                     for target in gone {
-                        try target.withUnsafeBytes { t in _ = try txn.delete(references.dbi, key: t, value: owner) }
+                        try target.withUnsafeBytes { t in _ = try writer.delete(references.dbi, key: t, value: owner) }
                     }
                     for added in after.subtracting(before) {
                         try added.withUnsafeBytes { try bufferReference(references, target: $0, owner: owner) }
@@ -504,12 +504,11 @@ extension WriteSession {
     ) throws {
         key.removeSubrange(prefixCount...)
         withUnsafeBytes(of: UInt32(truncatingIfNeeded: first).bigEndian) { key.append(contentsOf: $0) }
-        let txn = view.transaction
         try key.withUnsafeBytes { k in
             ListChunk.seal(&chunk, key: k)
             try chunk.withUnsafeBytes { v in
-                if appending { appending = try txn.put(items.dbi, key: k, value: v, flags: PutFlags.append.rawValue) }
-                if !appending { _ = try txn.put(items.dbi, key: k, value: v) }
+                if appending { appending = try writer.put(items.dbi, key: k, value: v, flags: PutFlags.append.rawValue) }
+                if !appending { _ = try writer.put(items.dbi, key: k, value: v) }
             }
         }
     }
@@ -534,8 +533,8 @@ extension WriteSession {
             ListChunk.append(element, to: &chunk)
             try ListKey.key(prefix, first).withUnsafeBytes { k in
                 try ListChunk.sealed(chunk, key: k).withUnsafeBytes { v in
-                    if try !txn.put(list.items.dbi, key: k, value: v, flags: PutFlags.append.rawValue) {
-                        _ = try txn.put(list.items.dbi, key: k, value: v)
+                    if try !writer.put(list.items.dbi, key: k, value: v, flags: PutFlags.append.rawValue) {
+                        _ = try writer.put(list.items.dbi, key: k, value: v)
                     }
                 }
             }
@@ -576,8 +575,8 @@ extension WriteSession {
                     }
                     continue
                 }
-                try txn.empty(list.items.dbi)
-                try txn.empty(references.dbi)
+                try writer.empty(list.items.dbi)
+                try writer.empty(references.dbi)
                 for owner in owners { listChanged(owner: owner, table: source, column: column) }
                 continue
             }
@@ -606,7 +605,6 @@ extension WriteSession {
 
     package func listChanged(owner: ObjectKey, table: Table, column: Int) {
         changeLog?.changes(for: table).modified[owner, default: 0] |= ChangeLog.bit(column)
-        observer.writeSessionChanged()
     }
 }
 

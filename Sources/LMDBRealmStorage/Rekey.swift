@@ -42,11 +42,11 @@ extension WriteSession {
         }
         guard mapping.contains(where: { $0.key != $0.value }) else { return }
         // The objects, under their new keys.
-        try txn.empty(table.database.dbi)
+        try writer.empty(table.database.dbi)
         records.sort { ByteOrder.compare($0.0, $1.0) < 0 }
         for (key, record) in records {
             try key.withUnsafeBytes { k in
-                try record.withUnsafeBytes { _ = try txn.put(table.database.dbi, key: k, value: $0, flags: PutFlags.append.rawValue) }
+                try record.withUnsafeBytes { _ = try writer.put(table.database.dbi, key: k, value: $0, flags: PutFlags.append.rawValue) }
             }
         }
         records.removeAll()
@@ -62,11 +62,11 @@ extension WriteSession {
                 chunks.append((newKey, resealed))
                 return true
             }
-            try txn.empty(list.items.dbi)
+            try writer.empty(list.items.dbi)
             chunks.sort { ByteOrder.compare($0.0, $1.0) < 0 }
             for (key, chunk) in chunks {
                 try key.withUnsafeBytes { k in
-                    try chunk.withUnsafeBytes { _ = try txn.put(list.items.dbi, key: k, value: $0, flags: PutFlags.append.rawValue) }
+                    try chunk.withUnsafeBytes { _ = try writer.put(list.items.dbi, key: k, value: $0, flags: PutFlags.append.rawValue) }
                 }
             }
         }
@@ -91,7 +91,6 @@ extension WriteSession {
             try rebuildIndexes(of: source)
             for list in source.lists.values where list.references != nil { try rebuildReferences(of: list) }
         }
-        changed()
     }
 
     /// Rewrites the link field `column` of every object of `table` found in `mapping`.
@@ -137,7 +136,7 @@ extension WriteSession {
             return true
         }
         for (key, chunk) in rewritten {
-            try key.withUnsafeBytes { k in try chunk.withUnsafeBytes { _ = try txn.put(list.items.dbi, key: k, value: $0) } }
+            try key.withUnsafeBytes { k in try chunk.withUnsafeBytes { _ = try writer.put(list.items.dbi, key: k, value: $0) } }
         }
     }
 
@@ -158,7 +157,7 @@ extension WriteSession {
             }
             return true
         }
-        try txn.empty(references.dbi)
+        try writer.empty(references.dbi)
         for (target, owner) in entries {
             try target.withUnsafeBytes { t in try owner.withUnsafeBytes { try bufferReference(references, target: t, owner: $0) } }
         }

@@ -20,8 +20,7 @@ extension StoreFile {
 extension WriteSession {
     /// Records `version` as the file's schema version.
     package func storeSchemaVersion(_ version: UInt64) throws {
-        try file.storeVersion(version, under: StoreFile.schemaVersionKey, in: view.transaction)
-        changed()
+        try file.storeVersion(version, under: StoreFile.schemaVersionKey, in: writer)
     }
 
     /// Rewrites every record of `table` in the layout of `schema` (the same class): a property
@@ -67,7 +66,7 @@ extension WriteSession {
             key.removeAll(keepingCapacity: true)
             key.append(contentsOf: e.key)
             try writer.withRecord { record in
-                try key.withUnsafeBytes { try cursor.put(record, forKey: $0, flags: .current) }
+                try key.withUnsafeBytes { try self.writer.put(record, at: cursor, forKey: $0, flags: .current) }
             }
             entry = try cursor.next()
         }
@@ -77,14 +76,14 @@ extension WriteSession {
             try transaction?.createDatabase(named: name, flags: duplicateSort ? .duplicateSort : [])
         }
         for (column, list) in table.lists where !schema.properties.contains(where: { $0.name == old.properties[column].name && $0.isArray }) {
-            try txn.empty(list.items.dbi)
-            if let references = list.references { try txn.empty(references.dbi) }
+            try self.writer.empty(list.items.dbi)
+            if let references = list.references { try self.writer.empty(references.dbi) }
         }
         // Indexes: every one of the new layout is rebuilt; one no longer wanted is emptied.
         for (column, index) in table.indexes where !schema.properties.contains(where: { $0.name == old.properties[column].name && $0.hasIndex }) {
-            try txn.empty(index.dbi)
+            try self.writer.empty(index.dbi)
         }
-        for index in table.compoundIndexes { try txn.empty(index.database.dbi) }
+        for index in table.compoundIndexes { try self.writer.empty(index.database.dbi) }
         let indexes = try Table.openIndexes(of: schema) { name, _ in
             try transaction?.createDatabase(named: name, flags: .duplicateSort)
         }
@@ -102,11 +101,11 @@ extension WriteSession {
     package func rebuildIndexes(of table: Table) throws {
         try flushIndexEntries()
         for (column, index) in table.indexes {
-            try view.transaction.empty(index.dbi)
+            try self.writer.empty(index.dbi)
             try buildIndex(index, of: table, column: column)
         }
         for index in table.compoundIndexes {
-            try view.transaction.empty(index.database.dbi)
+            try self.writer.empty(index.database.dbi)
             try buildIndex(index, of: table)
         }
     }
@@ -122,8 +121,7 @@ extension WriteSession {
         for c in 0..<table.columnCount {
             writer.append(c == column ? field : table.field(record.baseAddress!, size: record.count, column: c, in: file))
         }
-        try writer.withRecord { record in _ = try txn.put(table.database.dbi, key: key, value: record) }
-        changed()
+        try writer.withRecord { record in _ = try self.writer.put(table.database.dbi, key: key, value: record) }
     }
 
     /// Deletes every object of `table`, its lists and its index entries, and nullifies the links
@@ -132,15 +130,13 @@ extension WriteSession {
     package func deleteAllData(of table: Table, removingClass: Bool) throws {
         // As `deleteAll` of the class: the links to its objects are nullified too.
         try removeObjects(nil, from: table)
-        let txn = view.transaction
         if removingClass {
-            try Array(table.className.utf8).withUnsafeBytes { _ = try txn.delete(file.catalog.dbi, key: $0) }
+            try Array(table.className.utf8).withUnsafeBytes { _ = try writer.delete(file.catalog.dbi, key: $0) }
             let version = try file.catalogVersion(in: view) &+ 1
-            try file.storeCatalogVersion(version, in: view)
+            try file.storeCatalogVersion(version, in: writer)
             catalog.version = version
             catalog.tables[table.className] = nil
         }
-        changed()
     }
 }
 
@@ -166,10 +162,9 @@ extension StoreFile {
 extension WriteSession {
     /// Records the mangled name of the Swift class `type` for its stored class `className`.
     package func storeSwiftTypeName(_ mangled: String, of className: String) throws {
-        let txn = view.transaction
         let key = StoreFile.swiftTypeKey(className)
         try SealedValue.sealed(Array(mangled.utf8), key: key).withUnsafeBytes { value in
-            try key.withUnsafeBytes { _ = try txn.put(file.meta.dbi, key: $0, value: value) }
+            try key.withUnsafeBytes { _ = try writer.put(file.meta.dbi, key: $0, value: value) }
         }
     }
 }
@@ -192,7 +187,7 @@ extension WriteSession {
             KeyEncoding.appendBigEndian(next &+ 1, to: &key)
         }
         let stored = try key.withUnsafeBytes {
-            try view.transaction.put(table.database.dbi, key: $0, value: record, flags: PutFlags.noOverwrite.rawValue)
+            try writer.put(table.database.dbi, key: $0, value: record, flags: PutFlags.noOverwrite.rawValue)
         }
         guard stored else {
             let pk = table.primaryKeyColumn!
@@ -201,7 +196,6 @@ extension WriteSession {
                 .primaryKeyExists, "Attempting to create an object of type '\(table.className)' with an existing primary key value \(shown).",
                 fileURL: file.url)
         }
-        changed()
         return key
     }
 }

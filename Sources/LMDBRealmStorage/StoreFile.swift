@@ -448,8 +448,8 @@ package final class StoreFile: @unchecked Sendable {
         try readVersion(StoreFile.catalogVersionKey, named: "catalog version", in: view) ?? 0
     }
 
-    package func storeCatalogVersion(_ version: UInt64, in view: StoreView) throws {
-        try storeVersion(version, under: StoreFile.catalogVersionKey, in: view.transaction)
+    package func storeCatalogVersion(_ version: UInt64, in writer: StoreWriter) throws {
+        try storeVersion(version, under: StoreFile.catalogVersionKey, in: writer)
     }
 
     /// The 8-byte version stored in the meta database under `key`, checked, or `nil`.
@@ -468,10 +468,10 @@ package final class StoreFile: @unchecked Sendable {
     }
 
     /// Stores `version` (8 bytes, sealed) in the meta database under `key`.
-    package func storeVersion(_ version: UInt64, under key: [UInt8], in transaction: UnsafeTransaction) throws {
+    package func storeVersion(_ version: UInt64, under key: [UInt8], in writer: StoreWriter) throws {
         let bytes = withUnsafeBytes(of: version.littleEndian) { Array($0) }
         try SealedValue.sealed(bytes, key: key).withUnsafeBytes { value in
-            try key.withUnsafeBytes { _ = try transaction.put(meta.dbi, key: $0, value: value) }
+            try key.withUnsafeBytes { _ = try writer.put(meta.dbi, key: $0, value: value) }
         }
     }
 

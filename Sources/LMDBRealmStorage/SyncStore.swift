@@ -152,8 +152,7 @@ extension WriteSession {
     /// Stores `value`, sealed, under `key` in the sync database.
     package func putSyncValue(_ store: SyncStore, key: [UInt8], value: [UInt8]) throws {
         let sealed = SealedValue.sealed(value, key: key)
-        try key.withUnsafeBytes { k in try sealed.withUnsafeBytes { _ = try view.transaction.put(store.database.dbi, key: k, value: $0) } }
-        changed()
+        try key.withUnsafeBytes { k in try sealed.withUnsafeBytes { _ = try writer.put(store.database.dbi, key: k, value: $0) } }
     }
 
     package func putSyncWord(_ store: SyncStore, _ name: String, _ value: UInt64) throws {
@@ -172,9 +171,8 @@ extension WriteSession {
 
     package func removeSyncList(_ store: SyncStore, className: String, key: [UInt8], property: String) throws {
         try SyncStore.listKey(className: className, key: key, property: property).withUnsafeBytes {
-            _ = try view.transaction.delete(store.database.dbi, key: $0)
+            _ = try writer.delete(store.database.dbi, key: $0)
         }
-        changed()
     }
 
     /// Removes the stamps of the properties of the object `key` of `className` (deleted: a
@@ -192,7 +190,7 @@ extension WriteSession {
                 entry = try cursor.next()
             }
         }
-        for key in doomed { try key.withUnsafeBytes { _ = try txn.delete(store.database.dbi, key: $0) } }
+        for key in doomed { try key.withUnsafeBytes { _ = try writer.delete(store.database.dbi, key: $0) } }
     }
 
     /// Removes the outbox entries up to local sequence `sequence`.
@@ -205,8 +203,7 @@ extension WriteSession {
             doomed.append(Array(e.key))
             entry = try cursor.next()
         }
-        for key in doomed { try key.withUnsafeBytes { _ = try txn.delete(store.database.dbi, key: $0) } }
-        if !doomed.isEmpty { changed() }
+        for key in doomed { try key.withUnsafeBytes { _ = try writer.delete(store.database.dbi, key: $0) } }
     }
 
     /// Writes what `log` recorded as an outbox entry, and stamps each property it wrote with

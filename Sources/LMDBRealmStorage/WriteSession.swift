@@ -3,8 +3,9 @@ package import LMDBKit
 import Synchronization
 package import LMDBRealmFormat
 
-/// Told by a write session whenever bytes lent out earlier may have moved: a record written,
-/// replaced or removed, index entries written, the catalog changed. The realm implements it by
+/// Told by a write session whenever bytes lent out earlier may have moved: before every put,
+/// delete and empty of a database (see ``StoreWriter``), and when the write ends or the
+/// catalog gains a table. The realm implements it by
 /// moving its generation on, so that accessors look their records up again.
 package protocol WriteSessionObserver: AnyObject {
     func writeSessionChanged()
@@ -40,8 +41,9 @@ package final class WriteBuffers {
 ///
 /// The realm above keeps confinement, its snapshot and the public API; it begins a session in
 /// `beginWrite` (or in a group commit's turn) and ends it by ``commit()``, ``commitNested()``
-/// or ``abort()``. Every change goes through ``changed()``, the one place the observer hears
-/// that lent bytes may be stale. Errors are thrown as they come from the file (LMDB's), or as
+/// or ``abort()``. Every change of the file goes through its ``writer``, which tells the
+/// observer that lent bytes may be stale; ``changed()`` tells it of the rest (the end of the
+/// write, a table added to the catalog). Errors are thrown as they come from the file (LMDB's), or as
 /// ``Refusal`` for values the file cannot take; the realm maps both to `RealmError`.
 package final class WriteSession {
     /// A value the file cannot take.
@@ -60,6 +62,8 @@ package final class WriteSession {
     package let view: StoreView
     package private(set) var transaction: Transaction?
     package unowned let observer: any WriteSessionObserver
+    /// What every change of the write passes through (see ``StoreWriter``).
+    package let writer: StoreWriter
     package let buffers: WriteBuffers
     /// What the write changed, while anything in the process observes the file.
     @exclusivity(unchecked) private(set) var changeLog: ChangeLog?
@@ -78,6 +82,7 @@ package final class WriteSession {
     ) {
         self.file = file
         view = StoreView(transaction.unsafe, verifiesChecksums: file.verifiesChecksums)
+        writer = StoreWriter(transaction, observer: observer)
         self.transaction = consume transaction
         id = WriteSession.nextID.add(1, ordering: .relaxed).newValue
         self.sync = sync
@@ -120,8 +125,8 @@ package final class WriteSession {
         return WriteSession(file: turn.file, transaction: txn, sync: turn.sync, recording: recording, buffers: buffers, observer: observer)
     }
 
-    /// Tells the observer that bytes lent before may have moved. Every change of the write
-    /// passes here.
+    /// Tells the observer that bytes lent before may have moved, for what is not a change of
+    /// a database (those pass through ``writer``): the end of the write, a table added.
     @inline(__always)
     package func changed() {
         observer.writeSessionChanged()
@@ -246,7 +251,7 @@ package final class WriteSession {
             }
         }
         let stored = try recordWriter.withRecord { record in
-            try buffers.key.withUnsafeBytes { key in try txn.put(table.database.dbi, key: key, value: record, flags: flags) }
+            try buffers.key.withUnsafeBytes { key in try writer.put(table.database.dbi, key: key, value: record, flags: flags) }
         }
         guard stored else {
             let pk = table.primaryKeyColumn!
@@ -266,7 +271,6 @@ package final class WriteSession {
         }
         let key = ObjectKey(buffers.key)
         if let changeLog, !replaced { changeLog.changes(for: table).inserted.append(key) }
-        changed()
         return key
     }
 
@@ -317,7 +321,7 @@ package final class WriteSession {
             replacedEmbedded = (targets, ObjectKey(old))
         }
         try recordWriter.withRecord { newRecord in
-            try key.withBytes { key in _ = try view.transaction.put(table.database.dbi, key: key, value: newRecord) }
+            try key.withBytes { key in _ = try writer.put(table.database.dbi, key: key, value: newRecord) }
         }
         if indexed {
             let newKeys = recordWriter.withRecord { record in key.withBytes { indexKeys(table, record: record, objectKey: $0, column: storedColumn) } }
@@ -329,7 +333,6 @@ package final class WriteSession {
             }
         }
         changeLog?.changes(for: table).modified[key, default: 0] |= ChangeLog.bit(storedColumn)
-        changed()
         if let (targets, old) = replacedEmbedded { try removeObjects([old], from: targets) }
     }
 
@@ -340,7 +343,6 @@ package final class WriteSession {
     /// Links to the removed objects are set to null, unless `nullifyingLinks` is false (every
     /// table is being emptied).
     package func removeObjects(_ keys: [ObjectKey]?, from table: Table, nullifyingLinks: Bool = true) throws {
-        changed()
         let changes = changeLog?.changes(for: table)
         // The index entries still buffered are written first: those of the objects removed go
         // with them below.
@@ -359,12 +361,12 @@ package final class WriteSession {
             keys = all
         }
         guard let keys else {
-            try txn.empty(table.database.dbi)
-            for index in table.indexes.values { try txn.empty(index.dbi) }
-            for index in table.compoundIndexes { try txn.empty(index.database.dbi) }
+            try writer.empty(table.database.dbi)
+            for index in table.indexes.values { try writer.empty(index.dbi) }
+            for index in table.compoundIndexes { try writer.empty(index.database.dbi) }
             for list in table.lists.values {
-                try txn.empty(list.items.dbi)
-                if let references = list.references { try txn.empty(references.dbi) }
+                try writer.empty(list.items.dbi)
+                if let references = list.references { try writer.empty(references.dbi) }
             }
             table.writeState = WriteTableState()
             changes?.cleared = true
@@ -400,11 +402,11 @@ package final class WriteSession {
                 for index in table.compoundIndexes {
                     appendCompoundEntry(index, of: table, record: record, key: key, to: &entries)
                 }
-                try cursor.deleteCurrent()
+                try writer.deleteCurrent(of: cursor)
                 changes?.deleted.append(ObjectKey(key))
             }
         }
-        try entries.drain { dbi, key, value in _ = try txn.delete(dbi, key: key, value: value) }
+        try entries.drain { dbi, key, value in _ = try writer.delete(dbi, key: key, value: value) }
         if !table.lists.isEmpty && !removed.isEmpty { try removeLists(of: removed, in: table) }
         if nullifyingLinks && !removed.isEmpty { try nullifyLinks(to: table, removed: removed) }
         if !doomed.isEmpty { try removeCascaded(doomed) }
@@ -627,8 +629,6 @@ package final class WriteSession {
     package func flushIndexEntries() throws {
         guard !buffers.indexEntries.isEmpty else { return }
         let txn = view.transaction
-        // Values read earlier in this write may be stale after these changes.
-        changed()
         // Entries come sorted per index. Once an entry sorts after everything the index holds,
         // the rest are appended (MDB_APPEND / MDB_APPENDDUP): no search, and full pages.
         // One cursor per index: LMDB looks for the next key on the cursor's page before it
@@ -654,9 +654,9 @@ package final class WriteSession {
             case .nextKey: sameKey = false
             }
             if appending {
-                _ = try cursor!.insert(value, forKey: key, flags: sameKey ? .appendDuplicate : .append)
+                _ = try writer.insert(value, at: cursor!, forKey: key, flags: sameKey ? .appendDuplicate : .append)
             } else {
-                _ = try cursor!.insert(value, forKey: key, flags: .noDuplicateData)
+                _ = try writer.insert(value, at: cursor!, forKey: key, flags: .noDuplicateData)
             }
         }
     }
@@ -664,13 +664,12 @@ package final class WriteSession {
     /// Removes index entries of the object `key`.
     private func removeIndexEntries(_ table: Table, _ keys: [IndexEntry], key: UnsafeRawBufferPointer) throws {
         try flushIndexEntries()
-        let txn = view.transaction
         for entry in keys {
             try entry.key.withUnsafeBytes { k in
                 if let value = entry.value {
-                    _ = try value.withUnsafeBytes { try txn.delete(entry.dbi, key: k, value: $0) }
+                    _ = try value.withUnsafeBytes { try writer.delete(entry.dbi, key: k, value: $0) }
                 } else {
-                    _ = try txn.delete(entry.dbi, key: k, value: key)
+                    _ = try writer.delete(entry.dbi, key: k, value: key)
                 }
             }
         }
@@ -717,7 +716,7 @@ package final class WriteSession {
         // Sorted, so the index is written in key order: no page splits in the middle.
         entries.sort { ByteOrder.compare($0.0, $1.0) < 0 || ($0.0 == $1.0 && ByteOrder.compare($0.1, $1.1) < 0) }
         for (k, v) in entries {
-            try k.withUnsafeBytes { k in try v.withUnsafeBytes { v in _ = try txn.put(index.dbi, key: k, value: v) } }
+            try k.withUnsafeBytes { k in try v.withUnsafeBytes { v in _ = try writer.put(index.dbi, key: k, value: v) } }
         }
     }
 
@@ -766,27 +765,27 @@ package final class WriteSession {
                 if let existing = table.indexes[column] {
                     indexes[column] = existing
                 } else if let db = try transaction?.createDatabase(named: name, flags: .duplicateSort) {
-                    try view.transaction.empty(db.dbi)
+                    try writer.empty(db.dbi)
                     try buildIndex(db, of: table, column: column)
                     indexes[column] = db
                 }
             } else if let old = table.indexes[column] {
                 // Emptied, not deleted: its database handle stays valid for every handle of
                 // the process, and an index added back reuses it.
-                try view.transaction.empty(old.dbi)
+                try writer.empty(old.dbi)
             }
         }
         // Compound and covering indexes: one kept keeps its entries, a new one is built, one
         // dropped is emptied.
         func groups(_ schema: ObjectSchema, covering: Bool) -> [[String]] { covering ? schema.coveringIndexes : schema.compoundIndexes }
         for index in table.compoundIndexes where !groups(schema, covering: index.covering).contains(index.names) {
-            try view.transaction.empty(index.database.dbi)
+            try writer.empty(index.database.dbi)
         }
         let compound = try Table.openCompoundIndexes(of: schema) { name, _ in
             try transaction?.createDatabase(named: name, flags: .duplicateSort)
         }
         for index in compound where !groups(table.schema, covering: index.covering).contains(index.names) {
-            try view.transaction.empty(index.database.dbi)
+            try writer.empty(index.database.dbi)
             try buildIndex(index, of: table)
         }
         try storeSchema(schema)
@@ -799,9 +798,8 @@ package final class WriteSession {
     package func storeSchema(_ schema: ObjectSchema) throws {
         let key = Array(schema.className.utf8)
         let sealed = SealedValue.sealed(Array(try JSONEncoder().encode(schema)), key: key)
-        let txn = view.transaction
         try key.withUnsafeBytes { key in
-            try sealed.withUnsafeBytes { _ = try txn.put(file.catalog.dbi, key: key, value: $0) }
+            try sealed.withUnsafeBytes { _ = try writer.put(file.catalog.dbi, key: key, value: $0) }
         }
         try bumpCatalogVersion()
     }
@@ -809,7 +807,7 @@ package final class WriteSession {
     /// Moves the catalog version on: every handle and process then reads the catalog again.
     package func bumpCatalogVersion() throws {
         let version = try file.catalogVersion(in: view) &+ 1
-        try file.storeCatalogVersion(version, in: view)
+        try file.storeCatalogVersion(version, in: writer)
         catalog.version = version
         changed()
     }

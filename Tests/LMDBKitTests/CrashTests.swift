@@ -128,3 +128,82 @@ private func openThroughTheEnvironmentInsideACreatingWrite(in path: String) thro
         _ = try env.database(named: "never-opened")
     }
 }
+
+/// An `UnsafeTransaction` (or a write view of one) kept past the end of its transaction stops
+/// the process at its next use, naming the operation, instead of handing LMDB a freed handle.
+@Suite struct UnsafeTransactionAfterTheEndTests {
+    enum Use: String, Codable, CaseIterable {
+        case getAfterCommit, getAfterAbort, getAfterReset, cursorAfterCommit, putAfterCommit, statisticsAfterAbort
+    }
+
+    @Test(arguments: Use.allCases)
+    func usingItAfterItsTransactionEndedStops(_ use: Use) async throws {
+        _ = try await withTemporaryDirectory { dir in
+            let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+                [path = dir.path as String, use] in
+                try useAfterTheEnd(use, in: path)
+            }
+            let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+            let operation = switch use {
+            case .getAfterCommit, .getAfterAbort, .getAfterReset: "mdb_get"
+            case .cursorAfterCommit: "mdb_cursor_open"
+            case .putAfterCommit: "mdb_put"
+            case .statisticsAfterAbort: "mdb_stat"
+            }
+            let when = use == .getAfterReset ? "after its read transaction was reset" : "after its transaction ended"
+            #expect(stderr.contains("LMDBKit: \(operation) on a transaction \(when)"), "\(stderr)")
+            #expect(!stderr.contains("used it"), "\(stderr)")
+        }
+    }
+
+    @Test func theSameUsesInsideTheTransactionRun() async throws {
+        // The control: the same steps before the end succeed.
+        try withTemporaryDirectory { dir in
+            let env = try Environment.open(path: dir.path + "/data.mdb")
+            let db = try env.createDatabase(named: "t")
+            try env.write { txn in try txn.put(Array("v".utf8), forKey: Array("k".utf8), in: db) }
+            let txn = try Transaction(environment: env, readOnly: false)
+            let unsafe = txn.unsafe
+            let found = try Array("k".utf8).withUnsafeBytes { try unsafe.get(db.dbi, key: $0).map(Array.init) }
+            #expect(found == Array("v".utf8))
+            #expect(try unsafe.statistics(db.dbi).entries == 1)
+            _ = try UnsafeCursor(transaction: unsafe, dbi: db.dbi)
+            try Array("k2".utf8).withUnsafeBytes { k in try Array("w".utf8).withUnsafeBytes { _ = try txn.unsafeWrite.put(db.dbi, key: k, value: $0) } }
+            try txn.commit()
+        }
+    }
+}
+
+private func useAfterTheEnd(_ use: UnsafeTransactionAfterTheEndTests.Use, in dir: String) throws {
+    let env = try Environment.open(path: dir + "/data.mdb")
+    let db = try env.createDatabase(named: "t")
+    try env.write { txn in try txn.put(Array("v".utf8), forKey: Array("k".utf8), in: db) }
+    let key = Array("k".utf8)
+    switch use {
+    case .getAfterCommit, .cursorAfterCommit, .putAfterCommit:
+        let txn = try Transaction(environment: env, readOnly: false)
+        let unsafe = txn.unsafe
+        let write = txn.unsafeWrite
+        try txn.commit()
+        switch use {
+        case .getAfterCommit: _ = try key.withUnsafeBytes { try unsafe.get(db.dbi, key: $0) }
+        case .cursorAfterCommit: _ = try UnsafeCursor(transaction: unsafe, dbi: db.dbi)
+        default: _ = try key.withUnsafeBytes { k in try key.withUnsafeBytes { try write.put(db.dbi, key: k, value: $0) } }
+        }
+    case .getAfterAbort, .statisticsAfterAbort:
+        let txn = try Transaction(environment: env, readOnly: true)
+        let unsafe = txn.unsafe
+        txn.abort()
+        if use == .getAfterAbort {
+            _ = try key.withUnsafeBytes { try unsafe.get(db.dbi, key: $0) }
+        } else {
+            _ = try unsafe.statistics(db.dbi)
+        }
+    case .getAfterReset:
+        let txn = try Transaction(environment: env, readOnly: true)
+        let unsafe = txn.unsafe
+        txn.reset()
+        _ = try key.withUnsafeBytes { try unsafe.get(db.dbi, key: $0) }
+    }
+    FileHandle.standardError.write(Data("used it\n".utf8))
+}

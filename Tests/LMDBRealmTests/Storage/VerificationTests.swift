@@ -339,7 +339,7 @@ final class VerifyNote: Object {
             try Self.damage(config) { txn, open in
                 let index = try open("index_VerifyArticle_section")
                 let deleted = try Self.key("Arts").withUnsafeBytes { k in
-                    try Self.key("a").withUnsafeBytes { try txn.unsafe.delete(index.dbi, key: k, value: $0) }
+                    try Self.key("a").withUnsafeBytes { try txn.unsafeWrite.delete(index.dbi, key: k, value: $0) }
                 }
                 #expect(deleted)
             }
@@ -360,7 +360,7 @@ final class VerifyNote: Object {
                 }
                 #expect(doomed.count == 1)
                 for (key, value) in doomed {
-                    _ = try key.withUnsafeBytes { k in try value.withUnsafeBytes { try txn.unsafe.delete(index.dbi, key: k, value: $0) } }
+                    _ = try key.withUnsafeBytes { k in try value.withUnsafeBytes { try txn.unsafeWrite.delete(index.dbi, key: k, value: $0) } }
                 }
             }
             let report = try Self.verify(config)
@@ -489,7 +489,7 @@ final class VerifyNote: Object {
                 // The index of a to-one link maps the target's key (after a tag) to the origins.
                 let backlinks = try open("index_VerifyArticle_byline")
                 let deleted = try ([1] + Self.key("x")).withUnsafeBytes { k in
-                    try Self.key("a").withUnsafeBytes { try txn.unsafe.delete(backlinks.dbi, key: k, value: $0) }
+                    try Self.key("a").withUnsafeBytes { try txn.unsafeWrite.delete(backlinks.dbi, key: k, value: $0) }
                 }
                 #expect(deleted)
             }
@@ -515,7 +515,7 @@ final class VerifyNote: Object {
             try Self.damage(config) { txn, open in
                 let references = try open("listrefs_VerifyArticle_keywords")
                 let deleted = try Self.key("k2").withUnsafeBytes { k in
-                    try Self.key("b").withUnsafeBytes { try txn.unsafe.delete(references.dbi, key: k, value: $0) }
+                    try Self.key("b").withUnsafeBytes { try txn.unsafeWrite.delete(references.dbi, key: k, value: $0) }
                 }
                 #expect(deleted)
             }
@@ -701,7 +701,7 @@ final class VerifyNote: Object {
         try damage(config) { txn, open in
             let index = try open("index_VerifyArticle_section")
             let deleted = try key("Arts").withUnsafeBytes { k in
-                try key("a").withUnsafeBytes { try txn.unsafe.delete(index.dbi, key: k, value: $0) }
+                try key("a").withUnsafeBytes { try txn.unsafeWrite.delete(index.dbi, key: k, value: $0) }
             }
             guard deleted else { throw SetupFailed(description: "no index entry of a under Arts") }
             try txn.put(key("b"), forKey: key("Arts"), in: index)
