@@ -53,113 +53,18 @@ extension Realm {
     /// observes the file, unless the configuration says otherwise.
     var recordsChangeLogs: Bool { configuration.recordsChangeLogs && file.hub.isRecording }
 
-    /// Registers `observer`, counting it for the file so that writes record change logs. When
-    /// its token is invalidated on the realm's thread or queue, it is dropped at once (with
-    /// its callback, which often holds the realm).
-    func addNotifier(_ observer: NotificationObserver) {
-        if case .lent = confinement {
-            fatalError(
-                "Cannot observe the realm of a RealmStore's read: it is lent for the read only, and nothing delivers its notifications after it. Observe with observe(on:) and a queue of yours, or iterate changes"
-            )
-        }
-        file.hub.observerAdded()
-        notifiers.append(observer)
-        newNotifiers.append(observer)
-        let realm = WeakRealm(self)
-        let id = ObjectIdentifier(observer)
-        observer.token?.whenInvalidated {
-            guard let realm = realm.realm, realm.isOnOwnContext, !realm.isDelivering else { return }
-            realm.removeNotifier(id)
-        }
-    }
-
-    /// Drops one observer whose token ended (the others are not looked at: with thousands of
-    /// observers, each going away must not cost a pass over all).
-    /// (`id` names an observer still in the list, so no other object can have it.)
-    private func removeNotifier(_ id: ObjectIdentifier) {
-        guard let i = notifiers.lastIndex(where: { ObjectIdentifier($0) == id }) else { return }
-        notifiers[i].detach(file)
-        notifiers.remove(at: i)
-        if let j = newNotifiers.lastIndex(where: { ObjectIdentifier($0) == id }) { newNotifiers.remove(at: j) }
-    }
+    /// Registers `observer` (see ``RealmNotifier/add(_:to:)``).
+    func addNotifier(_ observer: NotificationObserver) { notifier.add(observer, to: self) }
 
     /// Drops the observers whose tokens ended.
-    func pruneNotifiers() {
-        for notifier in notifiers where !notifier.isLive { notifier.detach(file) }
-        notifiers.removeAll { !$0.isLive }
-        newNotifiers.removeAll { !$0.isLive }
-    }
+    func pruneNotifiers() { notifier.prune(file) }
 
-    /// Delivers every pending notification for the version the realm reads now.
-    ///
-    /// Reentrant calls (a callback that refreshes or writes) ask for another round instead of
-    /// delivering inside a callback.
-    func deliverNotifications() {
-        guard !notifiers.isEmpty else { return }
-        if isDelivering {
-            needsAnotherRound = true
-            return
-        }
-        isDelivering = true
-        defer { isDelivering = false }
-        defer { sharedResultsChanges.removeAll() }
-        repeat {
-            needsAnotherRound = false
-            sharedResultsChanges.removeAll(keepingCapacity: true)
-            guard !isInWriteTransactionUnchecked else { return }
-            let current = currentSnapshot()
-            if current.version == deliveredVersion {
-                // No version since the last round: only the observers added since have
-                // anything to hear (a round per registration must not visit every observer).
-                let added = newNotifiers
-                newNotifiers.removeAll()
-                for notifier in added where notifier.isLive {
-                    if notifier.needsInitial {
-                        notifier.needsInitial = false
-                        notifier.deliverInitial(self, at: current)
-                    } else if notifier.baseline == nil {
-                        notifier.baseline = current
-                    }
-                }
-                continue
-            }
-            newNotifiers.removeAll()
-            pruneNotifiers()
-            sharedInitial = (0, [:])
-            var logsAfter: [Int: [ChangeLog]?] = [:]
-            for notifier in notifiers where notifier.isLive {
-                if notifier.needsInitial {
-                    notifier.needsInitial = false
-                    notifier.deliverInitial(self, at: current)
-                    continue
-                }
-                guard let base = notifier.baseline else {
-                    notifier.baseline = current
-                    continue
-                }
-                guard base.version != current.version else { continue }
-                let logs: [ChangeLog]?
-                if let cached = logsAfter[base.version] {
-                    logs = cached
-                } else {
-                    logs = file.hub.logs(after: base.version, through: current.version)
-                    logsAfter[base.version] = logs
-                }
-                let skipped =
-                    skipVersion == current.version && base.version == skipVersion - 1
-                    && skippedTokens.contains { $0 === notifier.token }
-                notifier.advance(self, from: base, to: current, logs: logs, notify: !skipped)
-            }
-            deliveredVersion = current.version
-        } while needsAnotherRound
-    }
+    /// Delivers every pending notification for the version the realm reads now (see
+    /// ``RealmNotifier/deliver(in:)``).
+    func deliverNotifications() { notifier.deliver(in: self) }
 
     /// Tells realm observers that the file changed while the realm does not refresh itself.
-    func deliverRefreshRequired() {
-        for case let observer as RealmObserver in notifiers where observer.isLive {
-            observer.callback(.refreshRequired, self)
-        }
-    }
+    func deliverRefreshRequired() { notifier.deliverRefreshRequired(in: self) }
 }
 
 // MARK: - Realm observers
@@ -243,12 +148,12 @@ final class ResultsObserver<Element: Object>: NotificationObserver {
         var key = shareKey
         key?.base = current.version
         let core = ResultsCore(realm: realm, info: info, steps: steps)
-        if let key, let shared = realm.sharedInitialKeys(key) {
+        if let key, let shared = realm.notifier.sharedInitialKeys(key) {
             keys = shared
         } else {
             keys = core.evaluatedKeys()
-            realm.initialResultsEvaluated += 1
-            if let key { realm.shareInitialKeys(key, keys) }
+            realm.notifier.initialResultsEvaluated += 1
+            if let key { realm.notifier.shareInitialKeys(key, keys) }
         }
         baseline = current
         callback(.initial(Results(core: core)))
@@ -290,11 +195,11 @@ final class ResultsObserver<Element: Object>: NotificationObserver {
         var key = shareKey
         key?.base = base.version
         let change: SharedResultsChange
-        if let key, let shared = realm.sharedResultsChanges[key] {
+        if let key, let shared = realm.notifier.sharedResultsChanges[key] {
             change = shared
         } else {
             change = computeChange(realm, from: base, to: current, logs: logs)
-            if let key { realm.sharedResultsChanges[key] = change }
+            if let key { realm.notifier.sharedResultsChanges[key] = change }
         }
         keys = change.keys
         guard notify, let (deletions, insertions, modifications) = change.indices else { return }
@@ -304,7 +209,7 @@ final class ResultsObserver<Element: Object>: NotificationObserver {
     /// What moving from `base` to `current` does to the results: their keys at `current`, and
     /// the indices that changed.
     private func computeChange(_ realm: Realm, from base: Snapshot, to current: Snapshot, logs: [ChangeLog]?) -> SharedResultsChange {
-        realm.resultsChangesComputed += 1
+        realm.notifier.resultsChangesComputed += 1
         let core = ResultsCore(realm: realm, info: info, steps: steps)
         let oldKeys = keys
         var newKeys: [ObjectKey]
@@ -552,20 +457,5 @@ final class ObjectObserver<T: Object>: NotificationObserver {
         guard notify, !changes.isEmpty else { return }
         let object = key.withBytes { k in unsafeDowncast(realm.makeObject(binding, key: k, record: new), to: T.self) }
         callback(.change(object, changes))
-    }
-}
-
-extension Realm {
-    /// The keys another observer of the query `key` started from at version `key.base`, if
-    /// one did.
-    func sharedInitialKeys(_ key: SharedResultsChange.Key) -> [ObjectKey]? {
-        sharedInitial.version == key.base ? sharedInitial.keys[key] : nil
-    }
-
-    /// Keeps `keys` for the next observers of the query `key` at version `key.base`; those
-    /// kept for another version go.
-    func shareInitialKeys(_ key: SharedResultsChange.Key, _ keys: [ObjectKey]) {
-        if sharedInitial.version != key.base { sharedInitial = (key.base, [:]) }
-        sharedInitial.keys[key] = keys
     }
 }

@@ -147,7 +147,7 @@ extension Object {
     private func listWrite(_ column: Int32) -> (Realm, Table, Int)? {
         guard let realm = _realm else { fatalError("a key path recorder cannot be written to") }
         realm.checkWriteThread()
-        guard realm.writeFailure == nil else { return nil }
+        guard realm.writing.failure == nil else { return nil }
         loadRecord(realm)
         guard let place = listPlace(realm, column) else {
             fatalError("The list '\(objectSchema.className).\(objectSchema.properties[Int(column)].name)' has no storage in the file")

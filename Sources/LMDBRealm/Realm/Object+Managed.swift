@@ -81,7 +81,7 @@ extension Object {
             fatalError("a key path recorder cannot be written to")
         }
         realm.checkWriteThread()
-        guard realm.writeFailure == nil else { return nil }
+        guard realm.writing.failure == nil else { return nil }
         // The table may have gained or lost an index since this accessor was made; the
         // realm's current binding maintains the current set.
         if let current = realm.currentBinding(of: self), current !== _binding { _binding = current }

@@ -62,10 +62,10 @@ extension Realm {
         require(!isInWriteTransactionUnchecked, "The Realm is already in a write transaction")
         let turn = try await file.committer.join()
         let outcome = runNested(in: turn, block)
-        let log = changeLogOfLastNestedWrite
-        changeLogOfLastNestedWrite = nil
-        let catalogChanges = catalogChangesOfLastNestedWrite
-        catalogChangesOfLastNestedWrite = CatalogChanges()
+        let log = writing.changeLogOfLastNestedWrite
+        writing.changeLogOfLastNestedWrite = nil
+        let catalogChanges = writing.catalogChangesOfLastNestedWrite
+        writing.catalogChangesOfLastNestedWrite = CatalogChanges()
         do {
             try await withCheckedThrowingContinuation { (durable: CheckedContinuation<Void, any Swift.Error>) in
                 turn.member.finish(log: log) { durable.resume(with: $0) }
@@ -75,7 +75,7 @@ extension Realm {
             throw error
         }
         publish(catalogChanges)
-        if !isDelivering {
+        if !notifier.isDelivering {
             moveToNewestVersionIfIdle()
             deliverNotifications()
         }
@@ -96,9 +96,9 @@ extension Realm {
     /// `block` returns, rolling it back if it throws.
     private func runNested<Result>(in turn: GroupCommitter.Turn, _ block: () throws -> Result) -> Swift.Result<Result, any Swift.Error> {
         do {
-            begin(try WriteSession.begin(nestedIn: turn, recording: recordsChangeLogs, buffers: writeBuffers, observer: self))
+            try startWrite(.group(turn))
         } catch {
-            changeLogOfLastNestedWrite = recordsChangeLogs ? ChangeLog() : nil
+            writing.changeLogOfLastNestedWrite = recordsChangeLogs ? ChangeLog() : nil
             return .failure(Realm.Error(error, url: file.url, doing: "Cannot begin a write to"))
         }
         let result: Result
@@ -107,7 +107,7 @@ extension Realm {
         } catch {
             require(isInWriteTransactionUnchecked, "An asyncWrite block must not end its own transaction")
             cancelWrite()
-            changeLogOfLastNestedWrite = recordsChangeLogs ? ChangeLog() : nil
+            writing.changeLogOfLastNestedWrite = recordsChangeLogs ? ChangeLog() : nil
             return .failure(error)
         }
         require(isInWriteTransactionUnchecked, "An asyncWrite block must not end its own transaction")

@@ -92,10 +92,10 @@ extension Realm {
         }
         writes.turn = nil
         let failure = Realm.failure { try commitNested() }
-        let log = changeLogOfLastNestedWrite
-        changeLogOfLastNestedWrite = nil
-        let catalog = SendableCatalogChanges(changes: catalogChangesOfLastNestedWrite)
-        catalogChangesOfLastNestedWrite = CatalogChanges()
+        let log = writing.changeLogOfLastNestedWrite
+        writing.changeLogOfLastNestedWrite = nil
+        let catalog = SendableCatalogChanges(changes: writing.catalogChangesOfLastNestedWrite)
+        writing.catalogChangesOfLastNestedWrite = CatalogChanges()
         turn.member.finish(log: log) { result in
             let error = failure ?? result.failure
             confined.schedule { realm, onComplete in
@@ -112,7 +112,7 @@ extension Realm {
     /// - Throws: Never; declared as RealmSwift declares it.
     public func cancelAsyncWrite(_ asyncTransactionId: AsyncTransactionId) throws {
         checkThread()
-        guard let writes = asyncWrites else { return }
+        guard let writes = writing.asyncWrites else { return }
         if let index = writes.blocks.firstIndex(where: { $0.id == asyncTransactionId }) {
             writes.blocks.remove(at: index)
         } else if writes.completions.remove(asyncTransactionId) != nil {
@@ -124,7 +124,7 @@ extension Realm {
     /// commit to be durable.
     public var isPerformingAsynchronousWriteOperations: Bool {
         checkThread()
-        guard let writes = asyncWrites else { return false }
+        guard let writes = writing.asyncWrites else { return false }
         return writes.waiting != nil || writes.turn != nil || !writes.blocks.isEmpty || writes.commitsInFlight > 0
     }
 
@@ -180,9 +180,9 @@ extension Realm {
     }
 
     var asyncWriteQueue: AsyncWriteQueue {
-        if let asyncWrites { return asyncWrites }
+        if let writes = writing.asyncWrites { return writes }
         let writes = AsyncWriteQueue()
-        asyncWrites = writes
+        writing.asyncWrites = writes
         return writes
     }
 
@@ -229,7 +229,7 @@ extension Realm {
         switch turn {
         case .success(let turn):
             do {
-                begin(try WriteSession.begin(nestedIn: turn, recording: recordsChangeLogs, buffers: writeBuffers, observer: self))
+                try startWrite(.group(turn))
                 writes.turn = turn
             } catch {
                 turn.member.finish(log: recordsChangeLogs ? ChangeLog() : nil) { _ in }
@@ -247,7 +247,7 @@ extension Realm {
     /// waits for them, as it would wait for any other writer (and the group commit holds the
     /// file's write lock for them).
     func runQueuedAsyncWrites() {
-        while let writes = asyncWrites, let slot = writes.waiting {
+        while let writes = writing.asyncWrites, let slot = writes.waiting {
             runAsyncWriteBlock(from: slot)
         }
     }
@@ -255,7 +255,7 @@ extension Realm {
     /// Gives the group commit back the turn of the write that ends now, if an asynchronous block
     /// began it; nothing of the write reaches the group.
     func giveBackAsyncTurn() {
-        guard let writes = asyncWrites, let turn = writes.turn else { return }
+        guard let writes = writing.asyncWrites, let turn = writes.turn else { return }
         writes.turn = nil
         turn.member.finish(log: recordsChangeLogs ? ChangeLog() : nil) { _ in }
     }
@@ -263,7 +263,7 @@ extension Realm {
     /// Commits the nested write of an asynchronous block synchronously: ``commitWrite()`` inside
     /// the block. Returns `false` when the current write is not such a write.
     func commitAsyncTurnNow() throws -> Bool {
-        guard let writes = asyncWrites, let turn = writes.turn else { return false }
+        guard let writes = writing.asyncWrites, let turn = writes.turn else { return false }
         writes.turn = nil
         do {
             try commitNested()
@@ -271,10 +271,10 @@ extension Realm {
             turn.member.finish(log: recordsChangeLogs ? ChangeLog() : nil) { _ in }
             throw error
         }
-        let log = changeLogOfLastNestedWrite
-        changeLogOfLastNestedWrite = nil
-        let catalog = catalogChangesOfLastNestedWrite
-        catalogChangesOfLastNestedWrite = CatalogChanges()
+        let log = writing.changeLogOfLastNestedWrite
+        writing.changeLogOfLastNestedWrite = nil
+        let catalog = writing.catalogChangesOfLastNestedWrite
+        writing.catalogChangesOfLastNestedWrite = CatalogChanges()
         let slot = Mutex<Result<Void, any Swift.Error>?>(nil)
         let durable = DispatchSemaphore(value: 0)
         turn.member.finish(log: log) { result in
@@ -287,7 +287,7 @@ extension Realm {
             throw error
         }
         publish(catalog)
-        if !isDelivering {
+        if !notifier.isDelivering {
             moveToNewestVersionIfIdle()
             deliverNotifications()
         }
@@ -301,7 +301,7 @@ extension Realm {
     ) {
         let writes = asyncWriteQueue
         if error == nil { publish(catalog) } else { drop(catalog) }
-        if !isDelivering {
+        if !notifier.isDelivering {
             moveToNewestVersionIfIdle()
             deliverNotifications()
         }

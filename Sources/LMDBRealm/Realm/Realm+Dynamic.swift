@@ -69,7 +69,7 @@ extension Realm {
         }
         // After a failure the write throws at its end; the caller gets an object that is not
         // stored (an unmanaged one, holding what is set on it).
-        guard writeFailure == nil, let session else { return DynamicObject() }
+        guard writing.failure == nil, let session else { return DynamicObject() }
         let object: DynamicObject
         do {
             let key = try explainingRefusals { try session.insert(fields: fields, into: table, update: update) }

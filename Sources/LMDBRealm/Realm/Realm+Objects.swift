@@ -39,7 +39,7 @@ extension Realm {
     /// false).
     func addLinked(_ object: Object, update: UpdatePolicy = .error, directly: Bool = false) throws {
         checkWriteThread()
-        if let writeFailure { throw writeFailure }
+        if let failure = writing.failure { throw failure }
         if let owner = object._realm {
             require(
                 owner === self,
@@ -61,7 +61,7 @@ extension Realm {
     public func add<S: Sequence>(_ objects: S, update: UpdatePolicy = .error) where S.Element: Object {
         for object in objects {
             add(object, update: update)
-            if writeFailure != nil { return }
+            if writing.failure != nil { return }
         }
     }
 
@@ -74,7 +74,7 @@ extension Realm {
             throw error
         } catch {
             recordWriteFailure(error, doing: "Cannot add an object of '\(binding.table.className)' to")
-            throw writeFailure!
+            throw writing.failure!
         }
         // Its wrappers read through their column numbers from now on: set from the class's
         // description, they are right however the object was made (a decoded wrapper has
@@ -128,7 +128,7 @@ extension Realm {
     public func delete(_ object: Object) {
         checkWriteThread()
         // A failed write changes nothing more (its commit throws the failure).
-        guard writeFailure == nil else { return }
+        guard writing.failure == nil else { return }
         require(object._realm === self, "Can only delete an object from the Realm it belongs to.")
         require(!object.isInvalidated, "Object has been deleted or invalidated.")
         if let current = currentBinding(of: object), current !== object._binding { object._binding = current }
@@ -159,7 +159,7 @@ extension Realm {
     /// results are evaluated, and deleted by key without creating accessors.
     public func delete<Element>(_ results: Results<Element>) {
         checkWriteThread()
-        guard writeFailure == nil else { return }
+        guard writing.failure == nil else { return }
         let core = results.core
         require(core.realm === self, "Can only delete objects from the Realm they belong to.")
         guard let binding = core.resolveBinding() else { return }
@@ -174,7 +174,7 @@ extension Realm {
     /// invalidated. Must be called inside a write transaction.
     public func deleteAll() {
         checkWriteThread()
-        guard writeFailure == nil else { return }
+        guard writing.failure == nil else { return }
         // Every index is emptied: the entries not yet written need not be.
         session!.discardPendingIndexEntries()
         do {

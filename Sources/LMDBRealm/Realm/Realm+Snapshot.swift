@@ -101,7 +101,7 @@ extension Realm {
     /// A queue- or actor-confined realm's own refresh, when the file changed; with
     /// ``autorefresh`` off, its realm observers hear `.refreshRequired` instead.
     func autorefreshNow() {
-        guard writeThread == nil else { return }
+        guard writing.thread == nil else { return }
         let latest = file.hub.latestVersion
         guard autorefresh else {
             if snapshotIsReset || snapshotID < latest { deliverRefreshRequired() }
@@ -115,12 +115,12 @@ extension Realm {
                 // realm keeps the version it had, and the next commit tries again.
                 let failure = Realm.Error(error, url: file.url, doing: "Cannot move to the newest version of")
                 log(.error, failure.message)
-                for notifier in notifiers where notifier.isLive { notifier.fail(failure) }
+                for observer in notifier.observers where observer.isLive { observer.fail(failure) }
                 return
             }
         }
         deliverNotifications()
-        if snapshotID < latest { listener?.retrySoon() }
+        if snapshotID < latest { notifier.listener?.retrySoon() }
     }
 
     /// Takes the newest version; if that needs a new reader slot (observers or frozen realms

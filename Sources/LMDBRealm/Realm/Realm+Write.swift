@@ -8,11 +8,11 @@ extension Realm {
     /// Whether the realm is inside a write transaction.
     public var isInWriteTransaction: Bool {
         checkThread()
-        return writeThread != nil
+        return writing.thread != nil
     }
 
     /// As ``isInWriteTransaction``, without the confinement check.
-    var isInWriteTransactionUnchecked: Bool { writeThread != nil }
+    var isInWriteTransactionUnchecked: Bool { writing.thread != nil }
 
     /// Runs `block` in a write transaction and commits it.
     ///
@@ -46,10 +46,10 @@ extension Realm {
     public func beginWrite() {
         checkThread()
         require(!isFrozen, "Can't perform transactions on a frozen Realm")
-        require(writeThread == nil, "The Realm is already in a write transaction")
+        require(writing.thread == nil, "The Realm is already in a write transaction")
         require(!configuration.readOnly, "Can't perform transactions on read-only Realms.")
         runQueuedAsyncWrites()
-        if !notifiers.isEmpty && !isDelivering {
+        if !notifier.observers.isEmpty && !notifier.isDelivering {
             // Observers first see the changes others made before this write.
             releaseSnapshot()
             do {
@@ -59,13 +59,13 @@ extension Realm {
                 return
             }
             deliverNotifications()
-            require(writeThread == nil, "The Realm is already in a write transaction")
+            require(writing.thread == nil, "The Realm is already in a write transaction")
         }
         // Released before the write begins: adopting another process's map growth waits for
         // every transaction of this process, this snapshot included.
         releaseSnapshot()
         do {
-            begin(try WriteSession.begin(file, recording: recordsChangeLogs, buffers: writeBuffers, observer: self))
+            try startWrite(.file)
         } catch {
             beginFailedWrite(error)
         }
@@ -76,27 +76,17 @@ extension Realm {
     func beginOwnWrite() throws -> WriteSession {
         beginWrite()
         guard let session else {
-            let failure = writeFailure
+            let failure = writing.failure
             cancelWrite()
             throw failure ?? Realm.Error(.fileAccess, "Cannot begin a write to '\(file.url.path)'", fileURL: file.url)
         }
         return session
     }
 
-    /// Makes `session` the realm's current write: a new write, or one nested in a group
-    /// commit's (see `asyncWrite`).
-    func begin(_ session: WriteSession) {
-        releaseSnapshot()
-        self.session = session
-        writeThread = pthread_self()
-        generation &+= 1
-        syncCatalog(session.view)
-    }
-
     /// Enters a write that could not begin: it reads the newest version it can, changes
     /// nothing, and its commit throws `error`.
     func beginFailedWrite(_ error: any Swift.Error) {
-        writeThread = pthread_self()
+        writing.thread = pthread_self()
         generation &+= 1
         recordWriteFailure(error, doing: "Cannot begin a write to")
     }
@@ -135,46 +125,46 @@ extension Realm {
         }
         publish(session.catalog)
         file.hub.announceCommitted()
-        if !notifiers.isEmpty {
-            skippedTokens = tokens
-            defer { skippedTokens = [] }
-            skipVersion = version
+        if !notifier.observers.isEmpty {
+            notifier.skippedTokens = tokens
+            defer { notifier.skippedTokens = [] }
+            notifier.skipVersion = version
             deliverNotifications()
         }
     }
 
     /// Commits a nested write into its group's transaction; its change log is kept in
-    /// `changeLogOfLastNestedWrite` and its catalog changes in
-    /// `catalogChangesOfLastNestedWrite`, for the group.
+    /// `writing.changeLogOfLastNestedWrite` and its catalog changes in
+    /// `writing.catalogChangesOfLastNestedWrite`, for the group.
     func commitNested() throws {
         do {
             try endWriteIfFailed()
         } catch {
-            changeLogOfLastNestedWrite = recordsChangeLogs ? ChangeLog() : nil
+            writing.changeLogOfLastNestedWrite = recordsChangeLogs ? ChangeLog() : nil
             throw error
         }
         let session = endWrite()!
         do {
-            changeLogOfLastNestedWrite = try session.commitNested()
+            writing.changeLogOfLastNestedWrite = try session.commitNested()
         } catch {
             drop(session.catalog)
-            changeLogOfLastNestedWrite = recordsChangeLogs ? ChangeLog() : nil
+            writing.changeLogOfLastNestedWrite = recordsChangeLogs ? ChangeLog() : nil
             throw Realm.Error(error, url: file.url, doing: "Cannot commit a write to")
         }
-        catalogChangesOfLastNestedWrite = session.catalog
+        writing.catalogChangesOfLastNestedWrite = session.catalog
     }
 
     /// Writes the index entries still buffered; if that or anything earlier failed, cancels
     /// the write and throws the failure.
     private func endWriteIfFailed() throws {
-        if let session, writeFailure == nil {
+        if let session, writing.failure == nil {
             do {
                 try session.flushIndexEntries()
             } catch {
                 recordWriteFailure(error, doing: "Cannot commit a write to")
             }
         }
-        if let failure = writeFailure {
+        if let failure = writing.failure {
             cancelWrite()
             throw failure
         }
@@ -194,9 +184,9 @@ extension Realm {
     /// abort (none if the write failed to begin).
     private func endWrite() -> WriteSession? {
         let ended = session
-        session = nil
-        writeThread = nil
-        writeFailure = nil
+        writing.session = nil
+        writing.thread = nil
+        writing.failure = nil
         generation &+= 1
         return ended
     }
@@ -224,15 +214,15 @@ extension Realm {
     /// The non-throwing mutators (setters, `delete`, `deleteAll`) report what the world did to
     /// them this way, and `commitWrite` throws it, leaving the file as it was.
     func recordWriteFailure(_ error: any Swift.Error, doing what: @autoclosure () -> String) {
-        guard writeFailure == nil else { return }
-        writeFailure = Realm.Error(error, url: file.url, doing: what())
+        guard writing.failure == nil else { return }
+        writing.failure = Realm.Error(error, url: file.url, doing: what())
     }
 
     /// Stops the process unless a write transaction is open on this thread.
     @inline(__always)
     func checkWriteThread() {
         checkThread()
-        guard let writeThread else {
+        guard let writeThread = writing.thread else {
             if isFrozen { fatalError("Attempting to modify a frozen object - call thaw on the Object instance first.") }
             fatalError(
                 "Cannot modify managed objects outside of a write transaction.")
@@ -248,7 +238,7 @@ extension Realm {
     /// ``recordWriteFailure(_:doing:)``).
     func queryView() -> StoreView {
         guard let session else { return readView() }
-        if session.hasPendingIndexEntries && writeFailure == nil {
+        if session.hasPendingIndexEntries && writing.failure == nil {
             do {
                 try session.flushIndexEntries()
             } catch {
@@ -285,8 +275,8 @@ extension Realm {
     /// cannot go on stops here.
     func cannotRead(_ what: String, _ error: any Swift.Error) -> Never {
         var message = "Cannot read \(what) from the realm at '\(file.url.path)': \(error)"
-        if let writeFailure {
-            message += " (the write transaction had already failed: \(writeFailure.message); commitWrite throws that error)"
+        if let failure = writing.failure {
+            message += " (the write transaction had already failed: \(failure.message); commitWrite throws that error)"
         }
         fatalError(message)
     }

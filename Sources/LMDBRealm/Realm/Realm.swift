@@ -41,24 +41,12 @@ public final class Realm {
 
     // MARK: Writes
 
+    /// Everything the realm knows of its current write (see ``WriteState``).
+    @exclusivity(unchecked) var writing = WriteState()
     /// The current write, from `beginWrite` to its end (`nil` in a write that failed to begin).
-    @exclusivity(unchecked) var session: WriteSession?
-    /// What `add` collects while it adds a graph, kept between adds (see `insertGraph`).
-    @exclusivity(unchecked) var graphScratch = GraphInsertion()
-    /// The thread of the current write; set from `beginWrite` to its end, also when the write
-    /// failed to begin.
-    var writeThread: pthread_t?
-    /// The first error the world caused in the current write (a full map, an I/O error, a
-    /// write lock that could not be taken). From then on the write changes nothing more, and
-    /// `commitWrite` rolls it back and throws this error.
-    var writeFailure: Realm.Error?
-    /// The blocks of `beginAsyncWrite` and the commits of `commitAsyncWrite` not done yet.
-    var asyncWrites: AsyncWriteQueue?
-    /// Scratch space every write of this realm reuses.
-    let writeBuffers = WriteBuffers()
-    /// The catalog changes of the last nested write (of an `asyncWrite`), published once its
-    /// group's commit is durable.
-    var catalogChangesOfLastNestedWrite = CatalogChanges()
+    var session: WriteSession? {
+        @inline(__always) get { writing.session }
+    }
     /// The catalog version this handle's `bindings` were made against.
     var bindingsVersion: UInt64 = 0
     /// Tables a frozen realm found in its own version's catalog when the file's shared ones
@@ -82,35 +70,12 @@ public final class Realm {
     /// Where the handle cache keeps this realm, if it does.
     var cacheKey: HandleKey?
 
-    /// The realm's observers: of results, objects, and the realm itself.
-    var notifiers: [NotificationObserver] = []
-    /// Observers registered since the last delivery, which have not seen a version yet.
-    var newNotifiers: [NotificationObserver] = []
-    /// The version every observer in `notifiers` was last brought to, if none has been added
-    /// since: delivering at that version only has new observers to tell.
-    var deliveredVersion: Int?
-    var isDelivering = false
-    var needsAnotherRound = false
-    /// What the commit being delivered did to each query observed here, for the observers of
-    /// one query from one version: computed by the first, reused by the rest.
-    var sharedResultsChanges: [SharedResultsChange.Key: SharedResultsChange] = [:]
+    /// The realm's observers and the delivery of their notifications.
+    let notifier = RealmNotifier()
     /// How many times this realm worked out what a commit did to an observed query.
-    @_spi(Testing) public internal(set) var resultsChangesComputed = 0
-    /// The keys observers of one query started from at one version (all at
-    /// `sharedInitial.version`), kept across delivery rounds: observers registered one by one
-    /// at that version start from the first one's evaluation. Keys only: nothing here holds
-    /// the realm.
-    var sharedInitial: (version: Int, keys: [SharedResultsChange.Key: [ObjectKey]]) = (0, [:])
+    @_spi(Testing) public var resultsChangesComputed: Int { notifier.resultsChangesComputed }
     /// How many times this realm evaluated an observed query for its first notification.
-    @_spi(Testing) public internal(set) var initialResultsEvaluated = 0
-    /// Tokens whose observers skip the changes of the write being committed.
-    var skippedTokens: [NotificationToken] = []
-    /// What the last nested write (of an `asyncWrite`) changed, for its group's change log.
-    var changeLogOfLastNestedWrite: ChangeLog?
-    /// The version of the write whose changes `skippedTokens` skip.
-    var skipVersion = 0
-    /// Wakes a queue- or actor-confined realm when the file changes.
-    var listener: RefreshListener?
+    @_spi(Testing) public var initialResultsEvaluated: Int { notifier.initialResultsEvaluated }
     /// Serialises the caches of a frozen realm, which any thread may read.
     let frozenLock: NSRecursiveLock?
     /// The frozen copy made last, reused while the realm reads the same version.
@@ -196,15 +161,15 @@ public final class Realm {
     private func startListening(_ deliver: @escaping @Sendable (RefreshListener, Duration?) -> Void) {
         let listener = RefreshListener(deliver: deliver)
         listener.realm = self
-        self.listener = listener
+        notifier.listener = listener
         file.hub.add(listener)
     }
 
     deinit {
         leaveHandleCache()
         session?.abort()
-        if let listener { file.hub.remove(listener) }
-        for notifier in notifiers { notifier.detach(file) }
+        if let listener = notifier.listener { file.hub.remove(listener) }
+        for observer in notifier.observers { observer.detach(file) }
     }
 
     /// Throws if the file has more versions pinned in this process than the configuration

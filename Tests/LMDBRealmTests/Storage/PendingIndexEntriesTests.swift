@@ -321,15 +321,15 @@ import Testing
             try realm.write {
                 for i in 0..<big { realm.add(Article(id: "a\(i)", section: "s\(i % 7)")) }
             }
-            #expect(realm.writeBuffers.indexEntries.reservedBytes == 0)
+            #expect(realm.writing.buffers.indexEntries.reservedBytes == 0)
             #expect(realm.objects(Article.self).count == big)
             #expect(realm.objects(Article.self).where { $0.section == "s3" }.count == (0..<big).filter { $0 % 7 == 3 }.count)
 
             try realm.write { realm.add(Article(id: "small", section: "s1")) }
-            let kept = realm.writeBuffers.indexEntries.reservedBytes
+            let kept = realm.writing.buffers.indexEntries.reservedBytes
             #expect(kept > 0, "a small write keeps its entries' room")
             try realm.write { realm.add(Article(id: "small2", section: "s1")) }
-            #expect(realm.writeBuffers.indexEntries.reservedBytes >= kept, "nor the next (its keys may need a little more)")
+            #expect(realm.writing.buffers.indexEntries.reservedBytes >= kept, "nor the next (its keys may need a little more)")
 
             // Cancelled, too.
             realm.beginWrite()
@@ -337,7 +337,7 @@ import Testing
             _ = realm.objects(Article.self).where { $0.section == "t" }.count  // flushes the entries
             for i in big..<(2 * big) { realm.add(Article(id: "b\(i)", section: "t")) }
             realm.cancelWrite()
-            #expect(realm.writeBuffers.indexEntries.reservedBytes == 0)
+            #expect(realm.writing.buffers.indexEntries.reservedBytes == 0)
             #expect(realm.objects(Article.self).where { $0.section == "t" }.isEmpty)
             #expect(try realm.verify().findings.isEmpty)
         }
