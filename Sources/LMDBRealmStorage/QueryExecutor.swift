@@ -15,7 +15,7 @@ package final class QueryExecutor {
     package let reader: any StoreReader
     package let table: Table
     package let view: StoreView
-    private let file: StoreFile
+    let file: StoreFile
     private var txn: UnsafeTransaction { view.transaction }
 
     package init(reader: any StoreReader, table: Table, view: StoreView) {

@@ -1,5 +1,5 @@
 import Foundation
-import LMDBRealmFormat
+package import LMDBRealmFormat
 
 /// A compiled query: decides from an object's key and record, straight from the memory map,
 /// whether the object matches. Only `.block` nodes create an accessor.
@@ -40,7 +40,46 @@ package indirect enum BacklinkTargets {
     case query(QueryPlan)
 }
 
-/// A query's plan: where candidates come from, and the test each must pass.
+/// One key of a plan's sort: where each object's value comes from, and the direction.
+package struct SortKey {
+    package enum Source {
+        /// A column of the plan's table.
+        case field(FieldOrder)
+        /// A property reached through to-one links: each step is a link column and the table
+        /// it leads to; `column` is the property's column in the last one. An object whose link
+        /// on the way is `nil`, or whose target is gone, sorts as a `nil` value.
+        case throughLinks(steps: [(column: Int, table: Table)], column: Int, type: PropertyType)
+        /// A property through links to a class the file does not hold: `nil` for every object.
+        case unreachable
+    }
+
+    package let source: Source
+    package let ascending: Bool
+    /// The key as people write it: "wordCount ascending".
+    package let name: String
+
+    package init(_ source: Source, ascending: Bool, name: String) {
+        self.source = source
+        self.ascending = ascending
+        self.name = name
+    }
+}
+
+/// What a plan does, in order, to the objects its walk finds.
+package enum PlanStep {
+    /// Keeps the objects that pass `matcher`, a filter written after a sort, distinct or limit.
+    case filter(Matcher, description: String)
+    /// A stable sort.
+    case sort([SortKey])
+    /// Keeps the first object of each combination of values of `columns`.
+    case distinct(columns: [Int], names: [String])
+    /// Keeps the first `n` objects.
+    case limit(Int)
+}
+
+/// A query's whole plan: where candidates come from, the test each must pass, when the walk
+/// may stop, and the steps applied to what it found (sort, distinct, limit, later filters).
+/// ``QueryExecutor`` runs it; its description is what `Results.explain()` prints.
 package struct QueryPlan: CustomStringConvertible {
     package let table: Table
     package let access: AccessPath
@@ -52,6 +91,11 @@ package struct QueryPlan: CustomStringConvertible {
     /// Where, in records of this table, the column the filter reads first lies, so that a
     /// full scan can prefetch it ahead; `nil` when no fixed offset is known.
     package var filterFieldPosition: FieldPosition? = nil
+    /// The walk ends once it has found this many objects (a limit the access path's order
+    /// serves: an index-ordered walk's, or a lone limit's on a full scan).
+    package var stopAfter: Int?
+    /// The steps applied, in order, to the objects the walk found.
+    package var steps: [PlanStep] = []
 
     package init(table: Table, access: AccessPath, filter: Matcher?, countFromIndex: Bool, filterFieldPosition: FieldPosition? = nil) {
         self.table = table
@@ -61,7 +105,34 @@ package struct QueryPlan: CustomStringConvertible {
         self.filterFieldPosition = filterFieldPosition
     }
 
+    /// Whether the walk finds its objects in value order, and they are put back in key order
+    /// (the order of unsorted results) before the steps.
+    package var restoresKeyOrder: Bool {
+        switch access {
+        case .indexKeys(_, let keys): keys.count > 1
+        case .indexRange, .indexPrefix: true
+        default: false
+        }
+    }
+
+    /// The access path, then what follows it: "index equality on Article.section (1 key);
+    /// then sort by wordCount descending; then limit 10".
     package var description: String {
+        var parts = [accessDescription]
+        if let stopAfter { parts.append("stop after \(stopAfter)") }
+        for step in steps {
+            switch step {
+            case .filter(_, let description): parts.append("then filter \(description)")
+            case .sort(let keys): parts.append("then sort by \(keys.map(\.name).joined(separator: ", "))")
+            case .distinct(_, let names): parts.append("then distinct by \(names.joined(separator: ", "))")
+            case .limit(let n): parts.append("then limit \(n)")
+            }
+        }
+        return parts.joined(separator: "; ")
+    }
+
+    /// The access path and the filter alone.
+    package var accessDescription: String {
         let name = table.className
         func prop(_ c: Int) -> String { "\(name).\(table.schema.properties[c].name)" }
         let what: String
@@ -82,7 +153,7 @@ package struct QueryPlan: CustomStringConvertible {
         case .backlinks(let c, .keys(let keys)):
             what = "link lookup on \(prop(c)) (\(keys.count) object\(keys.count == 1 ? "" : "s"))"
         case .backlinks(let c, .query(let inner)):
-            what = "link lookup on \(prop(c)) from [\(inner)]"
+            what = "link lookup on \(prop(c)) from [\(inner.accessDescription)]"
         }
         return what + (filter == nil ? "" : ", filtered") + (countFromIndex ? ", count from index" : "")
     }

@@ -71,43 +71,80 @@ final class ResultsCore {
         return (query, steps[index...])
     }
 
-    /// The plan for the leading filters, with the sort and limit that follow them when a
-    /// walk in index order can serve both.
-    private func plan(_ binding: TableBinding) -> (plan: QueryPlan, consumed: Int) {
+    /// The whole chain as one plan: the leading filters choose the access path (with the sort
+    /// and limit that follow them, when a walk in index order serves both), a limit the walk's
+    /// order serves stops it early, and every other step becomes a step of the plan.
+    private func plan(_ binding: TableBinding) -> QueryPlan {
         let (query, rest) = split()
         let compiler = QueryCompiler(table: binding.table, binding: binding, realm: realm)
         let planner = QueryPlanner(table: binding.table, compiler: compiler, view: realm.queryView())
+        var plan: QueryPlan
+        var remaining = rest
         if let first = rest.first, case .sort(let sort) = first {
             var limit: Int?
             if rest.count >= 2, case .limit(let n) = rest[rest.startIndex + 1] { limit = n }
-            let plan = planner.plan(query, sort: sort, limit: limit)
+            plan = planner.plan(query, sort: sort, limit: limit)
             switch plan.access {
-            case .ordered, .compound: return (plan, limit == nil ? 1 : 2)
-            default: return (plan, 0)
+            case .ordered, .compound:
+                remaining = rest.dropFirst(limit == nil ? 1 : 2)
+                plan.stopAfter = limit
+            default: break
+            }
+        } else {
+            plan = planner.plan(query, sort: [], limit: nil)
+        }
+        // A lone limit stops a full scan early too.
+        if case .limit(let n)? = remaining.first, case .fullScan = plan.access, plan.stopAfter == nil {
+            plan.stopAfter = n
+            remaining = remaining.dropFirst()
+        }
+        plan.steps = remaining.map { step in
+            switch step {
+            case .filter(let node): .filter(compiler.compile(node), description: node.description)
+            case .sort(let descriptors): .sort(descriptors.map { sortKey($0, binding: binding) })
+            case .distinct(let names):
+                .distinct(columns: names.map { realm.storedColumn($0, of: binding.table, for: "distinct") }, names: names)
+            case .limit(let n): .limit(n)
             }
         }
-        return (planner.plan(query, sort: [], limit: nil), 0)
+        return plan
     }
 
-    /// How the chain is answered, for tests and debugging: the access path, then the steps
-    /// applied after it.
+    /// Where `descriptor`'s values come from: a column of the table, or a property at the end
+    /// of to-one links (whose classes the file may not hold yet).
+    private func sortKey(_ descriptor: SortDescriptor, binding: TableBinding) -> SortKey {
+        let table = binding.table
+        guard descriptor.keyPath.isKeyPath else {
+            let column = realm.storedColumn(descriptor.keyPath, of: table, for: "sort")
+            return SortKey(.field(FieldOrder(table: table, column: column, file: realm.file)), ascending: descriptor.ascending, name: descriptor.description)
+        }
+        var names = descriptor.keyPath.split(separator: ".").map(String.init)
+        let last = names.removeLast()
+        var current = binding
+        var steps: [(column: Int, table: Table)] = []
+        for name in names {
+            let declared = current.classInfo.schema.properties.firstIndex { $0.name == name }!
+            let target = current.classInfo.links.first { $0.column == declared }!.target
+            let column = realm.storedColumn(name, of: current.table, for: "sort")
+            guard let next = realm.bindingForReading(target) else {
+                return SortKey(.unreachable, ascending: descriptor.ascending, name: descriptor.description)
+            }
+            steps.append((column, next.table))
+            current = next
+        }
+        let type = ClassInfo.of(current.classInfo.type).schema[last]!.type
+        let column = realm.storedColumn(last, of: current.table, for: "sort")
+        return SortKey(.throughLinks(steps: steps, column: column, type: type), ascending: descriptor.ascending, name: descriptor.description)
+    }
+
+    /// How the chain is answered, for tests and debugging: the plan — the access path, then
+    /// the steps applied after it.
     func explain() -> String {
         let lock = realm.frozenLock
         lock?.lock()
         defer { lock?.unlock() }
         guard let binding = resolveBinding() else { return "no objects: \(info.schema.className) is not in the file" }
-        let (plan, consumed) = plan(binding)
-        var parts = [plan.description]
-        if consumed == 2, case .limit(let n)? = split().rest.dropFirst().first { parts.append("stop after \(n)") }
-        for step in split().rest.dropFirst(consumed) {
-            switch step {
-            case .filter(let node): parts.append("then filter \(node)")
-            case .sort(let descriptors): parts.append("then sort by \(descriptors.map(\.description).joined(separator: ", "))")
-            case .distinct(let names): parts.append("then distinct by \(names.joined(separator: ", "))")
-            case .limit(let n): parts.append("then limit \(n)")
-            }
-        }
-        return parts.joined(separator: "; ")
+        return plan(binding).description
     }
 
     // MARK: - Evaluation
@@ -135,7 +172,7 @@ final class ResultsCore {
         if rest.isEmpty {
             let executor = QueryExecutor(reader: realm, table: binding.table, view: txn)
             if query == nil { return realm.objectCount(of: binding.table, in: txn) }
-            return executor.count(plan(binding).plan)
+            return executor.count(plan(binding))
         }
         if rest.count == 1, case .limit(let n) = rest.first! {
             return min(max(n, 0), ResultsCore(realm: realm, info: info, steps: Array(steps.dropLast())).count())
@@ -161,51 +198,8 @@ final class ResultsCore {
         entriesHaveRecords = true
         defer { entriesGeneration = realm.generation }
         guard let binding = resolveBinding() else { return entries }
-        let table = binding.table
-        let (plan, consumed) = plan(binding)
-        let executor = QueryExecutor(reader: realm, table: table, view: txn)
-        var remaining = split().rest.dropFirst(consumed)
-        // A lone limit stops the walk early too.
-        var stopAfter: Int?
-        if consumed == 2, case .limit(let n)? = split().rest.dropFirst().first { stopAfter = n }
-        if case .limit(let n)? = remaining.first, case .fullScan = plan.access {
-            stopAfter = n
-            remaining = remaining.dropFirst()
-        }
-        if let n = stopAfter, n <= 0 { return entries }
-        // The steps after the walk read records.
-        entriesHaveRecords = records || !remaining.isEmpty
-        // Collected in a local array: appending to the property would check it for exclusive
-        // access every time.
-        var found: [Entry] = []
-        swap(&found, &entries)
-        let limit = stopAfter ?? Int.max
-        if let stopAfter { found.reserveCapacity(Swift.min(stopAfter, 4096)) }
-        let generation = realm.generation
-        executor.forEach(plan, records: entriesHaveRecords) { key, record in
-            found.append((ObjectKey(key), BorrowedRecord(record, at: generation)))
-            return found.count < limit
-        }
-        swap(&found, &entries)
-        // Index paths visit objects in value order; unsorted results are in key order.
-        switch plan.access {
-        case .indexKeys(_, let keys) where keys.count > 1: sortByKey()
-        case .indexRange, .indexPrefix: sortByKey()
-        default: break
-        }
-        for step in remaining {
-            switch step {
-            case .filter(let node):
-                let matcher = QueryCompiler(table: table, binding: binding, realm: realm).compile(node)
-                entries = entries.filter { e in e.key.withBytes { key in e.record.read(at: generation) { matcher(key, $0) } } }
-            case .sort(let descriptors):
-                sort(by: descriptors, table: table)
-            case .distinct(let names):
-                distinct(by: names, table: table)
-            case .limit(let n):
-                if entries.count > max(n, 0) { entries.removeLast(entries.count - max(n, 0)) }
-            }
-        }
+        let executor = QueryExecutor(reader: realm, table: binding.table, view: txn)
+        entriesHaveRecords = executor.evaluate(plan(binding), records: records, at: realm.generation, into: &entries)
         return entries
     }
 
@@ -227,105 +221,6 @@ final class ResultsCore {
             entries[i].record = BorrowedRecord(found, at: generation)
         }
         entriesHaveRecords = true
-    }
-
-    private func sortByKey() {
-        entries.sort { a, b in a.key.withBytes { x in b.key.withBytes { y in ByteOrder.compare(x, y) < 0 } } }
-    }
-
-    /// A stable sort of `entries` by `descriptors`. Keys through links are read once per
-    /// object before sorting; an object whose link is `nil` sorts as a `nil` value (first
-    /// when ascending).
-    private func sort(by descriptors: [SortDescriptor], table: Table) {
-        enum Order {
-            case field(FieldOrder)
-            case linked(values: [[UInt8]?], type: PropertyType)
-        }
-        let generation = realm.generation
-        let orders: [(Order, Bool)] = descriptors.map { d in
-            guard d.keyPath.isKeyPath else {
-                return (.field(FieldOrder(table: table, column: realm.storedColumn(d.keyPath, of: table, for: "sort"), file: realm.file)), d.ascending)
-            }
-            let (values, type) = valuesThroughLinks(d.keyPath, generation: generation)
-            return (.linked(values: values, type: type), d.ascending)
-        }
-        entries = entries.enumerated().sorted { a, b in
-            for (order, ascending) in orders {
-                let c: Int
-                switch order {
-                case .field(let order):
-                    c = a.element.record.read(at: generation) { x in b.element.record.read(at: generation) { y in order.compare(x, y) } }
-                case .linked(let values, let type):
-                    switch (values[a.offset], values[b.offset]) {
-                    case (nil, nil): c = 0
-                    case (nil, _): c = -1
-                    case (_, nil): c = 1
-                    case (let x?, let y?): c = x.withUnsafeBytes { x in y.withUnsafeBytes { y in FieldOrder.compare(x, y, type) } }
-                    }
-                }
-                if c != 0 { return ascending ? c < 0 : c > 0 }
-            }
-            return a.offset < b.offset
-        }.map(\.element)
-    }
-
-    /// For each entry, the bytes of the property `path` reaches through to-one links (`nil`
-    /// where a link on the way is `nil` or its target is gone), and the property's kind.
-    private func valuesThroughLinks(_ path: String, generation: UInt64) -> (values: [[UInt8]?], type: PropertyType) {
-        var names = path.split(separator: ".").map(String.init)
-        let last = names.removeLast()
-        var binding = self.binding!
-        var steps: [(column: Int, table: Table)] = []
-        var reachable = true
-        for name in names {
-            let declared = binding.classInfo.schema.properties.firstIndex { $0.name == name }!
-            let target = binding.classInfo.links.first { $0.column == declared }!.target
-            let column = realm.storedColumn(name, of: binding.table, for: "sort")
-            guard let next = realm.bindingForReading(target) else {
-                reachable = false
-                break
-            }
-            steps.append((column, next.table))
-            binding = next
-        }
-        let type = ClassInfo.of(binding.classInfo.type).schema[last]!.type
-        guard reachable else { return (Array(repeating: nil, count: entries.count), type) }
-        let column = realm.storedColumn(last, of: binding.table, for: "sort")
-        let file = realm.file
-        let first = self.binding!.table
-        let values: [[UInt8]?] = entries.map { entry in
-            entry.record.read(at: generation) { record -> [UInt8]? in
-                var record = record
-                var current = first
-                for step in steps {
-                    guard let key = current.field(record.baseAddress!, size: record.count, column: step.column, in: file),
-                        let next = realm.linkedRecord(of: step.table, key: key)
-                    else { return nil }
-                    record = next
-                    current = step.table
-                }
-                return current.field(record.baseAddress!, size: record.count, column: column, in: file).map(Array.init)
-            }
-        }
-        return (values, type)
-    }
-
-    /// Keeps the first object of each combination of values of `names`.
-    private func distinct(by names: [String], table: Table) {
-        let columns = names.map { realm.storedColumn($0, of: table, for: "distinct") }
-        var seen = Set<[UInt8]>()
-        let generation = realm.generation
-        entries = entries.filter { e in
-            var signature: [UInt8] = []
-            for c in columns {
-                let f = e.record.read(at: generation) { table.field($0.baseAddress!, size: $0.count, column: c, in: realm.file) }
-                var part: [UInt8] = []
-                KeyEncoding.append(f, type: table.schema.properties[c].type, to: &part)
-                withUnsafeBytes(of: UInt32(part.count)) { signature.append(contentsOf: $0) }
-                signature.append(contentsOf: part)
-            }
-            return seen.insert(signature).inserted
-        }
     }
 
     /// The keys of the chain's objects, in order; cached per realm version.
@@ -413,7 +308,7 @@ final class ResultsCore {
         if isWholeTable || split().rest.isEmpty {
             let txn = realm.queryView()
             let executor = QueryExecutor(reader: realm, table: table, view: txn)
-            executor.forEach(plan(binding).plan) { _, record in
+            executor.forEach(plan(binding)) { _, record in
                 body(table.field(record.baseAddress!, size: record.count, column: column, in: realm.file))
                 return true
             }

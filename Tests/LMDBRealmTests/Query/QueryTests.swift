@@ -178,6 +178,17 @@ func loadArticles(_ realm: Realm, count: Int = 200) throws {
             #expect(articles.where { $0.wordCount > 3 }.explain() == "full scan of Article, filtered")
             #expect(articles.sorted(byKeyPath: "section").limit(3).explain().hasPrefix("index-ordered scan of Article.section ascending"))
             #expect(articles.sorted(byKeyPath: "wordCount").limit(3).explain().contains("then sort by wordCount ascending"))
+            // The plan is the whole chain, and what explain prints is what runs.
+            let chain = articles.where { $0.section == "Sports" }.sorted(byKeyPath: "wordCount", ascending: false)
+                .distinct(by: ["wordCount"]).filter("wordCount > 100").limit(2)
+            #expect(
+                chain.explain()
+                    == "index equality on Article.section (1 key), count from index; then sort by wordCount descending; "
+                    + "then distinct by wordCount; then filter wordCount > 100; then limit 2")
+            let expected = Array(Set(articles.filter { $0.section == "Sports" && $0.wordCount > 100 }.map(\.wordCount)).sorted(by: >).prefix(2))
+            #expect(chain.map(\.wordCount) == expected)
+            #expect(articles.sorted(byKeyPath: "section").limit(3).explain().hasSuffix("; stop after 3"))
+            #expect(articles.limit(5).explain() == "full scan of Article; stop after 5")
             // Index answers agree with a scan.
             #expect(articles.where { $0.section == "Sports" }.count == 40)
             #expect(articles.where { $0.id == "a0007" }.map(\.wordCount) == [259])
