@@ -52,6 +52,25 @@ package final class QueryExecutor {
         }
     }
 
+    /// The count of a lone equality or `IN` on an index, from the index alone (what
+    /// ``count(_:)`` answers for such a plan), without an executor: each is an object on the
+    /// heap, and this is the count a sectioned screen asks for once per section.
+    /// - Returns: `nil` for any other plan, and when checksums are checked (counting entries
+    ///   trusts them; the walk of ``count(_:)`` checks each record).
+    package static func indexCount(_ plan: QueryPlan, in view: StoreView, reader: any StoreReader) -> Int? {
+        guard plan.countFromIndex, !reader.file.verifiesChecksums, case .indexKeys(let column, let keys) = plan.access else { return nil }
+        do {
+            let cursor = try UnsafeCursor(transaction: view.transaction, dbi: plan.table.indexes[column]!.dbi)
+            var total = 0
+            for key in keys {
+                if try key.withUnsafeBytes({ try cursor.seek(exactly: $0) }) != nil { total += try cursor.valueCount() }
+            }
+            return total
+        } catch {
+            reader.cannotRead("the index of '\(plan.table.className)'", error)
+        }
+    }
+
     /// The number of matching objects, from the index alone when the plan allows.
     package func count(_ plan: QueryPlan) -> Int {
         if plan.countFromIndex, case .backlinks(let column, let targets) = plan.access {
@@ -75,19 +94,7 @@ package final class QueryExecutor {
             if let failure { reader.cannotRead("the links of '\(table.className)'", failure) }
             return total
         }
-        // Counting entries trusts them; with checksums checked, the walk below checks each.
-        if plan.countFromIndex, !file.verifiesChecksums, case .indexKeys(let column, let keys) = plan.access {
-            do {
-                let cursor = try UnsafeCursor(transaction: txn, dbi: table.indexes[column]!.dbi)
-                var total = 0
-                for key in keys {
-                    if try key.withUnsafeBytes({ try cursor.seek(exactly: $0) }) != nil { total += try cursor.valueCount() }
-                }
-                return total
-            } catch {
-                reader.cannotRead("the index of '\(table.className)'", error)
-            }
-        }
+        if let n = Self.indexCount(plan, in: view, reader: reader) { return n }
         if case .fullScan = plan.access, plan.filter == nil {
             do {
                 return try view.count(of: table)

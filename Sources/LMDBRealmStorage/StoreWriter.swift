@@ -62,4 +62,24 @@ package struct StoreWriter {
         changing()
         try transaction.deleteCurrent(of: cursor)
     }
+
+    /// Runs `body`, which makes many changes in a row (a write's buffered index entries), with
+    /// the generation moved on once before the first and once after the last, instead of once
+    /// per change: nothing can borrow bytes from the file while `body` runs, and `batch`
+    /// cannot outlive it.
+    package func batch<R>(_ body: (borrowing Batch) throws -> R) rethrows -> R {
+        changing()
+        defer { changing() }
+        return try body(Batch(transaction: transaction))
+    }
+
+    /// The changes of one ``StoreWriter/batch(_:)``.
+    package struct Batch: ~Copyable {
+        fileprivate let transaction: UnsafeWriteTransaction
+
+        /// `mdb_cursor_put` at `cursor` unless `flags` forbid it (then `false`).
+        package func insert(_ value: UnsafeRawBufferPointer, at cursor: borrowing UnsafeCursor, forKey key: UnsafeRawBufferPointer, flags: PutFlags) throws -> Bool {
+            try transaction.insert(value, at: cursor, forKey: key, flags: flags)
+        }
+    }
 }

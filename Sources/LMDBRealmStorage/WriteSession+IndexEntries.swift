@@ -114,6 +114,11 @@ extension WriteSession {
         // descends from the root, and the entries come sorted.
         var cursor: UnsafeCursor?
         var appending = false
+        try writer.batch { batch in try flushIndexEntries(txn, cursor: &cursor, appending: &appending, batch) }
+    }
+
+    /// ``flushIndexEntries()``'s walk of the buffered entries, each written through `batch`.
+    private func flushIndexEntries(_ txn: UnsafeTransaction, cursor: inout UnsafeCursor?, appending: inout Bool, _ batch: borrowing StoreWriter.Batch) throws {
         try buffers.indexEntries.drainInOrder { dbi, key, value, sequel in
             let sameKey: Bool
             switch sequel {
@@ -133,9 +138,9 @@ extension WriteSession {
             case .nextKey: sameKey = false
             }
             if appending {
-                _ = try writer.insert(value, at: cursor!, forKey: key, flags: sameKey ? .appendDuplicate : .append)
+                _ = try batch.insert(value, at: cursor!, forKey: key, flags: sameKey ? .appendDuplicate : .append)
             } else {
-                _ = try writer.insert(value, at: cursor!, forKey: key, flags: .noDuplicateData)
+                _ = try batch.insert(value, at: cursor!, forKey: key, flags: .noDuplicateData)
             }
         }
     }

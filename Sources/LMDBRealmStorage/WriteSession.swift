@@ -33,6 +33,16 @@ package final class WriteBuffers {
     @exclusivity(unchecked) package var listChunk: [UInt8] = []
 
     package init() {}
+
+    /// The record writer, for code of another target: its accesses to the stored property
+    /// would each be checked for exclusive access at run time (the `@exclusivity(unchecked)`
+    /// above holds in this target only).
+    package var recordWriter: RecordWriter { record }
+
+    /// Lends the list key and chunk buffers to `body` (see ``recordWriter`` for why a call).
+    package func withListBuffers<R>(_ body: (_ key: inout [UInt8], _ chunk: inout [UInt8]) throws -> R) rethrows -> R {
+        try body(&listKey, &listChunk)
+    }
 }
 
 /// One write transaction of a realm: it owns the LMDB write transaction and everything a write

@@ -15,7 +15,7 @@ extension WriteSession {
         let table = binding.table
         let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
         let columns = table.schema.properties.count
-        let recordWriter = buffers.record
+        let recordWriter = buffers.recordWriter
 
         // The record, in stored column order.
         recordWriter.begin(columns: columns)
@@ -42,15 +42,14 @@ extension WriteSession {
     func setNewList(of objects: [Object], owner: ObjectKey, in table: Table, column: Int) throws {
         guard !objects.isEmpty else { return }
         let list = table.list(at: column)!
-        var key: [UInt8] = []
-        var chunk: [UInt8] = []
-        swap(&key, &buffers.listKey)
-        swap(&chunk, &buffers.listChunk)
-        defer {
-            swap(&key, &buffers.listKey)
-            swap(&chunk, &buffers.listChunk)
-        }
-        // (No closure captures these: each capture would be an exclusivity check per use.)
+        try buffers.withListBuffers { key, chunk in try setNewList(of: objects, owner: owner, in: table, column: column, list: list, key: &key, chunk: &chunk) }
+    }
+
+    /// ``setNewList(of:owner:in:column:)`` with the write's scratch buffers, lent as `inout`
+    /// parameters: no closure captures them, so no use is checked for exclusive access.
+    private func setNewList(
+        of objects: [Object], owner: ObjectKey, in table: Table, column: Int, list: ListDatabases, key: inout [UInt8], chunk: inout [UInt8]
+    ) throws {
         key.removeAll(keepingCapacity: true)
         owner.withBytes { owner in
             key.append(UInt8(truncatingIfNeeded: owner.count >> 8))

@@ -170,9 +170,10 @@ final class ResultsCore {
     private func computeCount(_ binding: TableBinding, _ txn: StoreView) -> Int {
         let (query, rest) = split()
         if rest.isEmpty {
-            let executor = QueryExecutor(reader: realm, table: binding.table, view: txn)
             if query == nil { return realm.objectCount(of: binding.table, in: txn) }
-            return executor.count(plan(binding))
+            let plan = plan(binding)
+            if let n = QueryExecutor.indexCount(plan, in: txn, reader: realm) { return n }
+            return QueryExecutor(reader: realm, table: binding.table, view: txn).count(plan)
         }
         if rest.count == 1, case .limit(let n) = rest.first! {
             return min(max(n, 0), ResultsCore(realm: realm, info: info, steps: Array(steps.dropLast())).count())

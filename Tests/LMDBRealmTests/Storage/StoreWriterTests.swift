@@ -14,7 +14,7 @@ import Testing
 @Suite struct StoreWriterTests {
     /// The kinds of change a writer makes.
     enum Change: CaseIterable {
-        case put, delete, empty, cursorPut, cursorInsert, cursorDelete
+        case put, delete, empty, cursorPut, cursorInsert, cursorDelete, batch
     }
 
     /// In a write on a new realm holding articles "a" and "b": borrows the record of "a", makes
@@ -41,6 +41,9 @@ import Testing
                 case .put: try session.writer.put(dbi, key: key, value: value)
                 case .delete: try session.writer.delete(dbi, key: key)
                 case .empty: try session.writer.empty(dbi)
+                case .batch:
+                    let cursor = try UnsafeCursor(transaction: session.view.transaction, dbi: dbi)
+                    _ = try session.writer.batch { batch in try batch.insert(value, at: cursor, forKey: key, flags: []) }
                 case .cursorPut, .cursorInsert, .cursorDelete:
                     let cursor = try UnsafeCursor(transaction: session.view.transaction, dbi: dbi)
                     _ = try #require(try cursor.seek(exactly: key))
@@ -104,6 +107,12 @@ import Testing
     @Test func aRecordBorrowedBeforeACursorDeleteIsNotRead() async {
         Self.expectStop(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             try StoreWriterTests.readBorrowedRecord(after: .cursorDelete)
+        })
+    }
+
+    @Test func aRecordBorrowedBeforeABatchIsNotRead() async {
+        Self.expectStop(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            try StoreWriterTests.readBorrowedRecord(after: .batch)
         })
     }
 
