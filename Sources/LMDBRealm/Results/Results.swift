@@ -119,12 +119,15 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         "Results<\(core.info.schema.className)> (\(count) objects)"
     }
 
-    /// How the query is answered: the access path (primary-key lookup, index equality, index
-    /// range, index-ordered scan or full scan), then the steps applied after it.
+    /// How the query is answered — the plan that runs: the access path (primary-key lookup,
+    /// index equality, index range, index-ordered scan or full scan), where the walk stops,
+    /// then the steps applied to what it found.
     ///
     /// ```swift
     /// articles.where { $0.section == "Sports" }.explain()
     /// // "index equality on Article.section (1 key), count from index"
+    /// articles.sorted(byKeyPath: "pubDate", ascending: false).limit(10).explain()   // pubDate indexed
+    /// // "index-ordered scan of Article.pubDate descending; stop after 10"
     /// ```
     public func explain() -> String {
         core.realm.checkThread()
