@@ -65,16 +65,18 @@ package struct StoreWriter {
 
     /// Runs `body`, which makes many changes in a row (a write's buffered index entries), with
     /// the generation moved on once before the first and once after the last, instead of once
-    /// per change: nothing can borrow bytes from the file while `body` runs, and `batch`
-    /// cannot outlive it.
-    package func batch<R>(_ body: (borrowing Batch) throws -> R) rethrows -> R {
+    /// per change: nothing borrows bytes from the file while `body` runs. `batch` must not be
+    /// kept past `body`.
+    // Batch is copyable, and this is not generic: Swift 6.3's optimizer stops (signal 6) on
+    // a closure that borrows a noncopyable batch, in release builds.
+    package func batch(_ body: (Batch) throws -> Void) throws {
         changing()
         defer { changing() }
-        return try body(Batch(transaction: transaction))
+        try body(Batch(transaction: transaction))
     }
 
     /// The changes of one ``StoreWriter/batch(_:)``.
-    package struct Batch: ~Copyable {
+    package struct Batch {
         fileprivate let transaction: UnsafeWriteTransaction
 
         /// `mdb_cursor_put` at `cursor` unless `flags` forbid it (then `false`).

@@ -118,7 +118,7 @@ extension WriteSession {
     }
 
     /// ``flushIndexEntries()``'s walk of the buffered entries, each written through `batch`.
-    private func flushIndexEntries(_ txn: UnsafeTransaction, cursor: inout UnsafeCursor?, appending: inout Bool, _ batch: borrowing StoreWriter.Batch) throws {
+    private func flushIndexEntries(_ txn: UnsafeTransaction, cursor: inout UnsafeCursor?, appending: inout Bool, _ batch: StoreWriter.Batch) throws {
         try buffers.indexEntries.drainInOrder { dbi, key, value, sequel in
             let sameKey: Bool
             switch sequel {

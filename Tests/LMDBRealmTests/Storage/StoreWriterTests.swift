@@ -43,7 +43,7 @@ import Testing
                 case .empty: try session.writer.empty(dbi)
                 case .batch:
                     let cursor = try UnsafeCursor(transaction: session.view.transaction, dbi: dbi)
-                    _ = try session.writer.batch { batch in try batch.insert(value, at: cursor, forKey: key, flags: []) }
+                    try session.writer.batch { batch in _ = try batch.insert(value, at: cursor, forKey: key, flags: []) }
                 case .cursorPut, .cursorInsert, .cursorDelete:
                     let cursor = try UnsafeCursor(transaction: session.view.transaction, dbi: dbi)
                     _ = try #require(try cursor.seek(exactly: key))
