@@ -76,7 +76,7 @@ extension StoreView {
 
     /// The database holding `column`'s backlinks, the key to look `target` up under, and
     /// whether that key was cut to the index key length (so it may name other targets too).
-    package func backlinkProbe(_ origin: Table, _ column: Int, _ target: UnsafeRawBufferPointer) -> (UInt32?, [UInt8], Bool) {
+    func backlinkProbe(_ origin: Table, _ column: Int, _ target: UnsafeRawBufferPointer) -> (UInt32?, [UInt8], Bool) {
         if let references = origin.list(at: column)?.references { return (references.dbi, Array(target), false) }
         guard let index = origin.indexes[column] else { return (nil, [], false) }
         var probe: [UInt8] = []

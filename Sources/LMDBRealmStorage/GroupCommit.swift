@@ -74,7 +74,7 @@ package final class GroupCommitter: @unchecked Sendable {
         }
 
         /// Called on the writer thread: waits until the member handed its turn back.
-        package func waitUntilFinished() {
+        func waitUntilFinished() {
             lock.withLock {
                 while !finished { lock.wait() }
             }
@@ -110,7 +110,7 @@ package final class GroupCommitter: @unchecked Sendable {
     private var waiting: [Member] = []
     private var running = false
     /// The most members one commit serves, so that a steady stream of writers still commits.
-    package static let maximumGroupSize = 1024
+    static let maximumGroupSize = 1024
 
     package init(file: StoreFile) {
         self.file = file

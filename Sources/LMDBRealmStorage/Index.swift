@@ -12,7 +12,7 @@ package import LMDBRealmFormat
 /// as the records, so a cancelled write leaves both as they were.
 extension Table {
     /// The LMDB database name of the index of `property` of `className`.
-    package static func indexDatabaseName(className: String, property: String) -> String {
+    static func indexDatabaseName(className: String, property: String) -> String {
         "index_" + className + "_" + property
     }
 
@@ -21,7 +21,7 @@ extension Table {
     package static let maximumIndexKeyLength = 480
 
     /// Appends the index key of a field of stored column `column` to `out`.
-    package func appendIndexKey(_ field: UnsafeRawBufferPointer?, column: Int, to out: inout [UInt8]) {
+    func appendIndexKey(_ field: UnsafeRawBufferPointer?, column: Int, to out: inout [UInt8]) {
         let start = out.count
         KeyEncoding.append(field, type: schema.properties[column].type, to: &out)
         let end = start + Table.maximumIndexKeyLength
@@ -30,7 +30,7 @@ extension Table {
 
     /// Opens (or, with `create`, creates) the index databases of every indexed property of
     /// `schema`.
-    package static func openIndexes(
+    static func openIndexes(
         of schema: ObjectSchema, _ open: (String, Bool) throws -> Database?
     ) throws -> [Int: Database] {
         var indexes: [Int: Database] = [:]
@@ -68,7 +68,7 @@ package struct CompoundIndex {
 /// The object key comes first, so the objects under one index key are in key order, as in any
 /// other index.
 package enum CoveringValue {
-    package static let noRecord: UInt16 = 0x8000
+    static let noRecord: UInt16 = 0x8000
 
     /// Appends the value for the object `key` whose record is `record` to `out`; the record is
     /// left out if the value would pass `maximum` bytes.
@@ -102,7 +102,7 @@ package enum CoveringValue {
 
 extension Table {
     /// The LMDB database name of the index of the properties `names` of `className`.
-    package static func compoundIndexDatabaseName(className: String, properties names: [String], covering: Bool = false) -> String {
+    static func compoundIndexDatabaseName(className: String, properties names: [String], covering: Bool = false) -> String {
         (covering ? "covering_" : "cindex_") + className + "_" + names.joined(separator: "+")
     }
 
@@ -125,7 +125,7 @@ extension Table {
 
     /// Appends the key of `record` in the compound index `index` to `out`, cut to the index
     /// key length.
-    package func appendCompoundKey(_ index: CompoundIndex, record: UnsafeRawBufferPointer, in file: StoreFile, to out: inout [UInt8]) {
+    func appendCompoundKey(_ index: CompoundIndex, record: UnsafeRawBufferPointer, in file: StoreFile, to out: inout [UInt8]) {
         let start = out.count
         for (position, column) in index.columns.enumerated() {
             let field = field(record.baseAddress!, size: record.count, column: column, in: file)
@@ -146,9 +146,9 @@ extension Table {
 /// big-endian integers so that sorting rarely needs to look at the bytes themselves.
 package struct PendingIndexEntries {
     /// Past this many entries, a write flushes early to bound its memory.
-    package static let flushThreshold = 1 << 20
+    static let flushThreshold = 1 << 20
     /// Past this many bytes of keys and values, too (positions in the buffer are 32-bit).
-    package static let flushBytes = 1 << 30
+    static let flushBytes = 1 << 30
 
     /// An entry: `lmdbrealm_pending_entry` (CHotPaths), 48 bytes, sorted in place by
     /// `lmdbrealm_sort_pending_entries`.
@@ -202,7 +202,7 @@ package struct PendingIndexEntries {
     package var isEmpty: Bool { table.raw.count == 0 }
     package var count: Int { table.raw.count }
     /// Whether the write should flush the entries now, to bound its memory.
-    package var isFull: Bool { table.raw.count >= Self.flushThreshold || bytes.count >= Self.flushBytes }
+    var isFull: Bool { table.raw.count >= Self.flushThreshold || bytes.count >= Self.flushBytes }
 
     /// The first 16 bytes of `b` as two big-endian integers, zero-padded.
     @inline(__always)
@@ -264,14 +264,14 @@ package struct PendingIndexEntries {
     /// Past this many entries' room (3 MiB) or bytes of keys and values, a finished write's
     /// entries give their memory back rather than keep it for the realm's next write.
     package static let retainedEntries = 1 << 16
-    package static let retainedBytes = 4 << 20
+    static let retainedBytes = 4 << 20
 
     /// The memory the entries hold: their table's and their byte buffer's.
     package var reservedBytes: Int { table.raw.capacity * MemoryLayout<Entry>.stride + bytes.capacity }
 
     /// Empties the entries, giving back the memory of a big write's (up to 48 MiB of table and
     /// 1 GiB of buffer); smaller ones keep theirs for the next write.
-    package mutating func removeAllReleasingLarge() {
+    mutating func removeAllReleasingLarge() {
         guard table.raw.capacity > Self.retainedEntries || bytes.capacity > Self.retainedBytes else { return removeAll() }
         bytes = []
         table = Table()

@@ -43,13 +43,13 @@ package struct ListDatabases {
 
 extension Table {
     /// The LMDB database names of the list `property` of `className`.
-    package static func listDatabaseNames(className: String, property: String) -> (items: String, references: String) {
+    static func listDatabaseNames(className: String, property: String) -> (items: String, references: String) {
         ("list_" + className + "_" + property, "listrefs_" + className + "_" + property)
     }
 
     /// Opens (or, through `open`, creates) the databases of every list property of `schema`;
     /// `open` is told whether a database sorts duplicates.
-    package static func openLists(
+    static func openLists(
         of schema: ObjectSchema, _ open: (_ name: String, _ duplicateSort: Bool) throws -> Database?
     ) throws -> [Int: ListDatabases] {
         var lists: [Int: ListDatabases] = [:]
@@ -115,15 +115,15 @@ package enum ListKey {
 /// Chunks are built unsealed in memory (``append(_:to:)-([UInt8]?,_)``), sealed by
 /// ``sealed(_:key:)`` as they are stored, and opened again by ``opened(_:)`` to take more.
 package enum ListChunk {
-    package static let maximumCount = 64
-    package static let closingSize = 1024
+    static let maximumCount = 64
+    static let closingSize = 1024
     /// The top bit of the count: the chunk ends with its checksum.
     package static let sealedFlag: UInt8 = 0x80
     package static let checksumSize = 4
 
     /// Whether a stored chunk ends with a checksum.
     @inline(__always)
-    package static func isSealed(_ chunk: UnsafeRawBufferPointer) -> Bool {
+    static func isSealed(_ chunk: UnsafeRawBufferPointer) -> Bool {
         chunk.count >= 2 + checksumSize && chunk[0] & sealedFlag != 0
     }
 
@@ -146,7 +146,7 @@ package enum ListChunk {
     }
 
     /// Seals `chunk` (built by `append`) in place, as stored under `key`.
-    package static func seal(_ chunk: inout [UInt8], key: UnsafeRawBufferPointer) {
+    static func seal(_ chunk: inout [UInt8], key: UnsafeRawBufferPointer) {
         if chunk.isEmpty { chunk = [0, 0] }
         chunk[0] |= sealedFlag
         let checksum = chunk.withUnsafeBytes { body in
@@ -265,7 +265,7 @@ package enum ListChunk {
 
     /// The elements of `stored` that make sense (those ``forEach(_:_:)`` walks): how many, and
     /// their bytes as the chunk holds them (each a tag, a length and its field bytes).
-    package static func wellFormedElements(_ stored: UnsafeRawBufferPointer) -> (count: Int, bytes: UnsafeRawBufferPointer) {
+    static func wellFormedElements(_ stored: UnsafeRawBufferPointer) -> (count: Int, bytes: UnsafeRawBufferPointer) {
         var count = 0
         var end = 2
         _ = walk(stored) { _, _, elementEnd in
@@ -377,7 +377,7 @@ extension StoreView {
 
     /// Calls `body` with each chunk of `owner`'s list and the position of its first element,
     /// in order, until it returns false. The chunk's checksum is checked first.
-    package func forEachListChunk(
+    func forEachListChunk(
         _ list: ListDatabases, owner: UnsafeRawBufferPointer, _ body: (_ first: Int, _ chunk: UnsafeRawBufferPointer) -> Bool
     ) throws {
         // The first chunk's key, on the stack: two bytes of length, the owner's key, position 0.
@@ -547,7 +547,7 @@ extension WriteSession {
 
     /// Removes every list element of the objects `owners` of `table` (being deleted), with
     /// their references.
-    package func removeLists(of owners: [ObjectKey], in table: Table) throws {
+    func removeLists(of owners: [ObjectKey], in table: Table) throws {
         for (column, _) in table.lists {
             for owner in owners { try setList([], of: owner, in: table, column: column) }
         }
@@ -556,7 +556,7 @@ extension WriteSession {
     /// Removes `targets` (objects of `target`, being deleted) from every list of objects that
     /// holds them: `nil` removes every element of those lists. In a map the entries stay, their
     /// values set to `nil`, as in RealmSwift.
-    package func removeFromLists(_ targets: [ObjectKey]?, of target: Table, sources: [(table: Table, column: Int)]) throws {
+    func removeFromLists(_ targets: [ObjectKey]?, of target: Table, sources: [(table: Table, column: Int)]) throws {
         try flushIndexEntries()  // the references are read whole
         let txn = view.transaction
         for (source, column) in sources {

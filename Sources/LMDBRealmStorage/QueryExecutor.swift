@@ -28,9 +28,9 @@ package final class QueryExecutor {
     package typealias Visit = (_ key: UnsafeRawBufferPointer, _ record: UnsafeRawBufferPointer) -> Bool
 
     /// How many records a full scan reads ahead of the ones it visits.
-    package static let scanBatchSize = 256
+    static let scanBatchSize = 256
     /// How many records ahead of the one visited a full scan prefetches.
-    package static let prefetchDistance = 8
+    static let prefetchDistance = 8
 
     /// Calls `body` with each matching object in the access path's order until it returns false.
     ///
@@ -428,7 +428,7 @@ package final class QueryExecutor {
 
     /// The smallest key after every key that starts with `prefix`, or `nil` if none is (the
     /// prefix is all 0xFF bytes).
-    package static func successor(of prefix: [UInt8]) -> [UInt8]? {
+    static func successor(of prefix: [UInt8]) -> [UInt8]? {
         var key = prefix
         while let last = key.last {
             if last < 0xFF {
@@ -525,7 +525,7 @@ package struct FieldOrder {
     /// The IEEE total order as an unsigned integer: negatives inverted, positives with the
     /// sign bit set (the order ``KeyEncoding`` stores).
     @inline(__always)
-    package static func orderedBits(_ d: Double) -> UInt64 {
+    static func orderedBits(_ d: Double) -> UInt64 {
         let bits = d.bitPattern
         return bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
     }

@@ -107,7 +107,7 @@ package struct QueryPlan: CustomStringConvertible {
 
     /// Whether the walk finds its objects in value order, and they are put back in key order
     /// (the order of unsorted results) before the steps.
-    package var restoresKeyOrder: Bool {
+    var restoresKeyOrder: Bool {
         switch access {
         case .indexKeys(_, let keys): keys.count > 1
         case .indexRange, .indexPrefix: true
@@ -132,7 +132,7 @@ package struct QueryPlan: CustomStringConvertible {
     }
 
     /// The access path and the filter alone.
-    package var accessDescription: String {
+    var accessDescription: String {
         let name = table.className
         func prop(_ c: Int) -> String { "\(name).\(table.schema.properties[c].name)" }
         let what: String

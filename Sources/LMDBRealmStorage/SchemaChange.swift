@@ -8,7 +8,7 @@ package import LMDBRealmFormat
 // the file exactly as it was.
 
 extension StoreFile {
-    package static let schemaVersionKey = Array("schemaVersion".utf8)
+    static let schemaVersionKey = Array("schemaVersion".utf8)
 
     /// The schema version stored in the file, or `nil` if none was ever stored (a file
     /// written before versions were recorded, or a new one).
@@ -142,7 +142,7 @@ extension WriteSession {
 
 extension StoreFile {
     /// The meta key under which the Swift type of `className` is recorded.
-    package static func swiftTypeKey(_ className: String) -> [UInt8] { Array(("swiftType:" + className).utf8) }
+    static func swiftTypeKey(_ className: String) -> [UInt8] { Array(("swiftType:" + className).utf8) }
 
     /// The mangled name of the Swift class that stored `className`, if recorded: a file opened
     /// without `objectTypes` finds its model classes by it.

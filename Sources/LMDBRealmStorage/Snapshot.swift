@@ -100,7 +100,7 @@ package final class PinnedVersions: @unchecked Sendable {
         lock.withLock { counts[version, default: 0] += 1 }
     }
 
-    package func unpin(_ version: Int) {
+    func unpin(_ version: Int) {
         lock.withLock {
             let n = counts[version, default: 1] - 1
             counts[version] = n == 0 ? nil : n

@@ -1,6 +1,6 @@
 package import Foundation
 package import LMDBKit
-package import LMDBRealmFormat
+import LMDBRealmFormat
 
 /// What every realm handle of one file in this process shares: the LMDB environment, the
 /// catalog of stored classes, and their tables.
@@ -15,7 +15,7 @@ package final class StoreFile: @unchecked Sendable {
     /// How many named databases an environment of a file may open (`mdb_env_set_maxdbs`): the
     /// meta and catalog databases, each class's table, its indexes and its backlinks. The file,
     /// its compacted copies and its rewrites during a schema change all open it with this.
-    package static let maximumDatabases = 256
+    static let maximumDatabases = 256
 
     package let environment: Environment
     package let url: URL
@@ -43,11 +43,11 @@ package final class StoreFile: @unchecked Sendable {
     /// stored name (see ``declaredClass(named:)``).
     private var classesByName: [String: any DeclaredClass] = [:]
 
-    package static let formatKey = Array("format".utf8)
-    package static let catalogVersionKey = Array("catalogVersion".utf8)
-    package static let formatVersion = Array("LMDBRealm 1".utf8)
-    package static let metaName = "__lmdbrealm_meta"
-    package static let catalogName = "__lmdbrealm_catalog"
+    static let formatKey = Array("format".utf8)
+    static let catalogVersionKey = Array("catalogVersion".utf8)
+    static let formatVersion = Array("LMDBRealm 1".utf8)
+    static let metaName = "__lmdbrealm_meta"
+    static let catalogName = "__lmdbrealm_catalog"
 
     private init(environment: Environment, url: URL, readOnly: Bool, meta: Database, catalog: Database, tables: [Table]) {
         self.environment = environment
@@ -349,7 +349,7 @@ package final class StoreFile: @unchecked Sendable {
         }
     }
 
-    package static func decodeSchema(_ stored: UnsafeRawBufferPointer, name: String, url: URL) throws -> ObjectSchema {
+    static func decodeSchema(_ stored: UnsafeRawBufferPointer, name: String, url: URL) throws -> ObjectSchema {
         let opened = Array(name.utf8).withUnsafeBytes { SealedValue.open(stored, key: $0) }
         let bytes: UnsafeRawBufferPointer
         switch opened {
@@ -418,7 +418,7 @@ package final class StoreFile: @unchecked Sendable {
 
     /// Opens the handle of the sync database another process made (no write of this thread
     /// is open).
-    package func openSyncHandle() throws {
+    func openSyncHandle() throws {
         _ = try environment.database(named: SyncStore.databaseName)
     }
 
@@ -448,12 +448,12 @@ package final class StoreFile: @unchecked Sendable {
         try readVersion(StoreFile.catalogVersionKey, named: "catalog version", in: view) ?? 0
     }
 
-    package func storeCatalogVersion(_ version: UInt64, in writer: StoreWriter) throws {
+    func storeCatalogVersion(_ version: UInt64, in writer: StoreWriter) throws {
         try storeVersion(version, under: StoreFile.catalogVersionKey, in: writer)
     }
 
     /// The 8-byte version stored in the meta database under `key`, checked, or `nil`.
-    package func readVersion(_ key: [UInt8], named what: String, in view: StoreView) throws -> UInt64? {
+    func readVersion(_ key: [UInt8], named what: String, in view: StoreView) throws -> UInt64? {
         try key.withUnsafeBytes { key in
             guard let stored = try view.transaction.get(meta.dbi, key: key) else { return nil }
             switch SealedValue.open(stored, key: key) {
@@ -468,7 +468,7 @@ package final class StoreFile: @unchecked Sendable {
     }
 
     /// Stores `version` (8 bytes, sealed) in the meta database under `key`.
-    package func storeVersion(_ version: UInt64, under key: [UInt8], in writer: StoreWriter) throws {
+    func storeVersion(_ version: UInt64, under key: [UInt8], in writer: StoreWriter) throws {
         let bytes = withUnsafeBytes(of: version.littleEndian) { Array($0) }
         try SealedValue.sealed(bytes, key: key).withUnsafeBytes { value in
             try key.withUnsafeBytes { _ = try writer.put(meta.dbi, key: $0, value: value) }
@@ -523,7 +523,7 @@ package final class StoreFile: @unchecked Sendable {
     /// - Returns: Whether `view`'s transaction began before some of them were opened: it
     ///   cannot use those (LMDB sizes a transaction's table of handles when it begins), so
     ///   the caller takes its snapshot again.
-    package func openHandlesOfCatalog(in view: StoreView) throws -> Bool {
+    func openHandlesOfCatalog(in view: StoreView) throws -> Bool {
         let version = try catalogVersion(in: view)
         if lock.withLock({ handlesCatalogVersion == version }) { return false }
         var unusable = false

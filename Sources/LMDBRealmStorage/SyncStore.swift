@@ -21,7 +21,7 @@ package import LMDBRealmFormat
 package final class SyncStore: Sendable {
     package let database: Database
 
-    package static let databaseName = "__lmdbrealm_sync"
+    static let databaseName = "__lmdbrealm_sync"
 
     package init(database: Database) {
         self.database = database
@@ -29,7 +29,7 @@ package final class SyncStore: Sendable {
 
     package static func stateKey(_ name: String) -> [UInt8] { [1] + Array(name.utf8) }
 
-    package static func outboxKey(_ sequence: UInt64) -> [UInt8] {
+    static func outboxKey(_ sequence: UInt64) -> [UInt8] {
         var key: [UInt8] = [2]
         SyncBytes.appendWord(sequence, to: &key)
         return key
@@ -37,13 +37,13 @@ package final class SyncStore: Sendable {
 
     /// The clock key of `property` of the object `key` of `className`; the property names
     /// ``created`` and ``deleted`` (no property has them) stamp the object's life.
-    package static func clockKey(className: String, key: [UInt8], property: String) -> [UInt8] {
+    static func clockKey(className: String, key: [UInt8], property: String) -> [UInt8] {
         propertyKey(3, className: className, key: key, property: property)
     }
 
     /// The key of the named elements (``SyncList``) of the list `property` of the object `key`
     /// of `className`.
-    package static func listKey(className: String, key: [UInt8], property: String) -> [UInt8] {
+    static func listKey(className: String, key: [UInt8], property: String) -> [UInt8] {
         propertyKey(4, className: className, key: key, property: property)
     }
 
@@ -73,7 +73,7 @@ package struct SyncState: Sendable {
 
 extension StoreView {
     /// The sealed value of the sync database under `key`, opened, or `nil`.
-    package func syncValue(_ store: SyncStore, key: [UInt8], in file: StoreFile) throws -> [UInt8]? {
+    func syncValue(_ store: SyncStore, key: [UInt8], in file: StoreFile) throws -> [UInt8]? {
         try key.withUnsafeBytes { key in
             guard let stored = try transaction.get(store.database.dbi, key: key) else { return nil }
             switch SealedValue.open(stored, key: key) {
@@ -209,7 +209,7 @@ extension WriteSession {
     /// Writes what `log` recorded as an outbox entry, and stamps each property it wrote with
     /// the commit's clock. Objects of classes without a primary key (embedded ones among them)
     /// have no name another file knows them by, and stay local.
-    package func recordForSync(_ log: ChangeLog, _ store: SyncStore) throws {
+    func recordForSync(_ log: ChangeLog, _ store: SyncStore) throws {
         var state = try view.syncState(store, in: file)
         let clock = SyncStamp.next(after: state.clock)
         let stamp = SyncStamp(clock: clock, node: state.node)
@@ -257,7 +257,7 @@ extension WriteSession {
     /// Whether values of `property` mean the same in another file: not links to objects without
     /// a primary key, whose keys are this file's own, unless they are embedded objects (which
     /// travel as values, in a link or a list; a map of them stays local).
-    package func syncs(_ property: Property) -> Bool {
+    func syncs(_ property: Property) -> Bool {
         guard property.type == .object, let target = property.objectClassName else { return true }
         guard let table = try? findTable(named: target) else { return false }
         if table.schema.isEmbedded { return !property.isMap }

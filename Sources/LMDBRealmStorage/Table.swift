@@ -30,11 +30,11 @@ package final class Table: @unchecked Sendable {
     /// mapping index keys to object keys.
     package let indexes: [Int: Database]
     /// The stored columns that have an index, ascending.
-    package let indexedColumns: [Int]
+    let indexedColumns: [Int]
     /// The indexes of groups of columns (see `Object.compoundIndexes()`).
     package let compoundIndexes: [CompoundIndex]
     /// Whether objects of the table have index entries of any kind.
-    package let hasIndexes: Bool
+    let hasIndexes: Bool
     /// The databases of each list column (see ``ListDatabases``).
     package let lists: [Int: ListDatabases]
     /// `lists` by stored column, for reads that look one up per object.
@@ -107,10 +107,10 @@ package final class Table: @unchecked Sendable {
     /// What the current write knows about the table's keys, valid while `writeState.writeID`
     /// is the writing realm's `writeID`. (Exclusivity unchecked: only the writing thread
     /// touches it, and no access to it overlaps another.)
-    @exclusivity(unchecked) package var writeState = WriteTableState()
+    @exclusivity(unchecked) var writeState = WriteTableState()
 
     /// The LMDB database name of a class's table.
-    package static func databaseName(for className: String) -> String { "class_" + className }
+    static func databaseName(for className: String) -> String { "class_" + className }
 }
 
 /// A table seen through one Swift class: which stored column each declared property reads.
@@ -167,11 +167,11 @@ package final class TableBinding: @unchecked Sendable {
 /// What a write knows about a table's keys, to append in key order when it can.
 package struct WriteTableState {
     /// The write this state belongs to.
-    package var writeID: UInt64 = 0
+    var writeID: UInt64 = 0
     /// The largest key in the table, if known.
     package var lastKey: [UInt8]?
     /// The next auto-assigned key, for classes without a primary key.
-    package var nextAutoKey: UInt64?
+    var nextAutoKey: UInt64?
 }
 
 extension Record {

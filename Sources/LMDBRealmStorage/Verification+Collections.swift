@@ -10,16 +10,16 @@ extension StoreVerifier {
         package let name: String
         package let dbi: UInt32
         /// Whether the index is a to-one link's: it holds the backlinks (target → origins).
-        package let holdsBacklinks: Bool
+        let holdsBacklinks: Bool
         /// Appends the key of a sound record in the index.
-        package let appendKey: (UnsafeRawBufferPointer, inout [UInt8]) -> Void
+        let appendKey: (UnsafeRawBufferPointer, inout [UInt8]) -> Void
         /// A covering index's largest value (its entries hold ``CoveringValue``s); `nil` for
         /// the others, whose values are object keys.
-        package var coveringMaximum: Int? = nil
+        var coveringMaximum: Int? = nil
     }
 
     /// The indexes of `table`: declared, compound, and those of its to-one links.
-    package func indexChecks(of table: Table) -> [IndexCheck] {
+    func indexChecks(of table: Table) -> [IndexCheck] {
         var checks: [IndexCheck] = []
         for column in table.indexedColumns {
             guard let index = table.indexes[column] else { continue }
@@ -44,7 +44,7 @@ extension StoreVerifier {
     /// and that each entry names a stored object whose values give the entry's key.
     /// - Parameter damaged: The keys of the objects whose records are damaged, reported
     ///   already: their entries are not judged.
-    package func checkIndex(_ index: IndexCheck, of table: Table, damaged: Set<[UInt8]>) throws {
+    func checkIndex(_ index: IndexCheck, of table: Table, damaged: Set<[UInt8]>) throws {
         let missingKind: Kind = index.holdsBacklinks ? .backlinkMismatch : .missingIndexEntry
         let orphanKind: Kind = index.holdsBacklinks ? .backlinkMismatch : .orphanIndexEntry
         let what = index.holdsBacklinks ? "The backlink index of '\(index.name)'" : "The index '\(index.name)'"
@@ -122,21 +122,21 @@ extension StoreVerifier {
     /// What one walk of a list column knows of the owner whose chunks it is reading.
     private struct OwnerState {
         package var key: [UInt8]
-        package var isStored: Bool
+        var isStored: Bool
         /// The position the owner's next chunk must start at.
-        package var nextPosition = 0
+        var nextPosition = 0
         /// A set's elements or a map's keys seen so far (tagged: 0 null, 1 value).
         package var seen = Set<[UInt8]>()
         /// The distinct objects the owner's elements name.
         package var targets = Set<[UInt8]>()
         /// Whether a finding was made about the owner's elements (its references are then
         /// not judged).
-        package var isSuspect = false
+        var isSuspect = false
     }
 
     /// Checks the list, set or map column `column` of `table`: every chunk, its owner, its
     /// elements, the objects they name, and the references both ways.
-    package func checkList(_ list: ListDatabases, column: Int, of table: Table) throws {
+    func checkList(_ list: ListDatabases, column: Int, of table: Table) throws {
         let property = table.schema.properties[column]
         let name = property.name
         let target = property.type == .object ? property.objectClassName.flatMap { tablesByName[$0] } : nil
@@ -248,7 +248,7 @@ extension StoreVerifier {
     /// Walks the elements of `chunk` (see ``ListChunk/walk(_:_:)``), handing each to `body`
     /// (`nil` for a null).
     /// - Returns: What is wrong with the chunk, or `nil` if it parses exactly.
-    package static func parseChunk(_ stored: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) -> Void) -> String? {
+    static func parseChunk(_ stored: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) -> Void) -> String? {
         guard case .malformed(let problem) = ListChunk.walk(stored, { _, element, _ in
             body(element)
             return true

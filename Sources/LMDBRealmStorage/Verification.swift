@@ -1,6 +1,6 @@
 import Foundation
 internal import LMDBKit
-package import LMDBRealmFormat
+import LMDBRealmFormat
 
 /// One inconsistency ``StoreVerifier`` found; the realm turns it into a public finding.
 package struct StoreFinding {
@@ -55,7 +55,7 @@ package final class StoreVerifier {
     private var total = 0
     /// The tables the catalog describes soundly, in catalog order.
     package private(set) var tables: [Table] = []
-    package private(set) var tablesByName: [String: Table] = [:]
+    private(set) var tablesByName: [String: Table] = [:]
 
     /// How many objects are checked between two calls of the progress callback.
     package static let progressInterval = 1_000
@@ -173,7 +173,7 @@ package final class StoreVerifier {
 
     /// `key`, an object key of `table`, as people read it: the primary key's value, or the
     /// key's bytes in hex (auto-assigned keys, and keys that do not decode).
-    package func printableKey(_ key: UnsafeRawBufferPointer, of table: Table?) -> String {
+    func printableKey(_ key: UnsafeRawBufferPointer, of table: Table?) -> String {
         guard let type = table?.primaryKeyType, !key.isEmpty else { return Self.hex(key) }
         let out = UnsafeMutableRawPointer.allocate(byteCount: key.count, alignment: 8)
         defer { out.deallocate() }
@@ -330,7 +330,7 @@ package final class StoreVerifier {
         /// values are stored elsewhere (a collection's elements, computed backlinks).
         package let nullable: Bool
         /// Whether the record holds the column's value (not a collection's or backlinks').
-        package let holdsValue: Bool
+        let holdsValue: Bool
 
         package init(_ property: Property, fixedSize: Int32) {
             name = property.name
@@ -411,7 +411,7 @@ package final class StoreVerifier {
 
     /// Why `target`, a key a link or collection `property` holds, names no stored object of
     /// its class, or `nil` if it names one.
-    package func missingTarget(_ target: UnsafeRawBufferPointer, of property: Property) throws -> String? {
+    func missingTarget(_ target: UnsafeRawBufferPointer, of property: Property) throws -> String? {
         let className = property.objectClassName ?? "?"
         guard let table = tablesByName[className] else { return "links to the class '\(className)', which the file does not hold" }
         if let problem = FieldCheck.keyProblem(target, maximumKeySize: maximumKeySize) { return "links by \(problem)" }

@@ -77,7 +77,7 @@ extension WriteSession {
     }
 
     /// Writes `schema` to the catalog and moves the catalog version on.
-    package func storeSchema(_ schema: ObjectSchema) throws {
+    func storeSchema(_ schema: ObjectSchema) throws {
         let key = Array(schema.className.utf8)
         let sealed = SealedValue.sealed(Array(try JSONEncoder().encode(schema)), key: key)
         try key.withUnsafeBytes { key in

@@ -41,7 +41,7 @@ extension WriteSession {
 
     /// The table of embedded objects the link or list `column` of `table` holds, if it holds
     /// embedded objects.
-    package func embeddedTargets(of table: Table, column: Int) throws -> Table? {
+    func embeddedTargets(of table: Table, column: Int) throws -> Table? {
         let property = table.schema.properties[column]
         guard property.type == .object, let name = property.objectClassName, observer.declaredClass(named: name)?.isEmbedded == true else {
             return nil

@@ -161,7 +161,7 @@ extension WriteSession {
 
     /// Writes the entries of every object of `table` into the compound (or covering) index
     /// `index`.
-    package func buildIndex(_ index: CompoundIndex, of table: Table) throws {
+    func buildIndex(_ index: CompoundIndex, of table: Table) throws {
         let maximum = file.environment.maxKeySize
         let value: ((UnsafeRawBufferPointer, UnsafeRawBufferPointer, inout [UInt8]) -> Void)? =
             index.covering ? { key, record, out in CoveringValue.append(key: key, record: record, maximum: maximum, to: &out) } : nil
@@ -169,7 +169,7 @@ extension WriteSession {
     }
 
     /// Writes the index entries of every object of `table` into the index of `column`.
-    package func buildIndex(_ index: Database, of table: Table, column: Int) throws {
+    func buildIndex(_ index: Database, of table: Table, column: Int) throws {
         try buildIndex(index, of: table) { record, out in
             table.appendIndexKey(table.field(record.baseAddress!, size: record.count, column: column, in: file), column: column, to: &out)
         }
@@ -177,7 +177,7 @@ extension WriteSession {
 
     /// Writes the index entries of every object of `table` into `index`, each under the key
     /// `indexKey` appends for its record.
-    package func buildIndex(
+    func buildIndex(
         _ index: Database, of table: Table, indexKey appendKey: (UnsafeRawBufferPointer, inout [UInt8]) -> Void,
         value appendValue: ((_ key: UnsafeRawBufferPointer, _ record: UnsafeRawBufferPointer, inout [UInt8]) -> Void)? = nil
     ) throws {

@@ -5,7 +5,7 @@ import LMDBRealmFormat
 // The links to removed objects, nullified.
 extension WriteSession {
     /// The link columns, in every class of the file, that point to objects of `className`.
-    package func linkColumns(to className: String) throws -> [(table: Table, column: Int)] {
+    func linkColumns(to className: String) throws -> [(table: Table, column: Int)] {
         var found: [(table: Table, column: Int)] = []
         for name in try view.classNames(in: file) {
             guard let table = try findTable(named: name) else { continue }

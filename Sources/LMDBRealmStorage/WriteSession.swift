@@ -29,8 +29,8 @@ package final class WriteBuffers {
     @exclusivity(unchecked) package var key: [UInt8] = []
     @exclusivity(unchecked) package var indexEntries = PendingIndexEntries()
     /// A list chunk's key and bytes, while a new list is stored.
-    @exclusivity(unchecked) package var listKey: [UInt8] = []
-    @exclusivity(unchecked) package var listChunk: [UInt8] = []
+    @exclusivity(unchecked) var listKey: [UInt8] = []
+    @exclusivity(unchecked) var listChunk: [UInt8] = []
 
     package init() {}
 

@@ -206,7 +206,7 @@ package enum SyncBytes {
         package let description: String
     }
 
-    package static func appendVarint(_ value: UInt64, to out: inout [UInt8]) {
+    static func appendVarint(_ value: UInt64, to out: inout [UInt8]) {
         var v = value
         while v >= 0x80 {
             out.append(UInt8(truncatingIfNeeded: v) | 0x80)
@@ -221,7 +221,7 @@ package enum SyncBytes {
     }
 
     /// A tag byte (0 for `nil`, 1 otherwise), then the bytes if any.
-    package static func appendOptionalBytes(_ bytes: [UInt8]?, to out: inout [UInt8]) {
+    static func appendOptionalBytes(_ bytes: [UInt8]?, to out: inout [UInt8]) {
         if let bytes {
             out.append(1)
             appendBytes(bytes, to: &out)
@@ -258,7 +258,7 @@ package enum SyncBytes {
             return bytes[offset]
         }
 
-        package mutating func varint(_ what: String) throws -> UInt64 {
+        mutating func varint(_ what: String) throws -> UInt64 {
             var value: UInt64 = 0
             var shift: UInt64 = 0
             while true {
@@ -285,7 +285,7 @@ package enum SyncBytes {
         }
 
         /// What ``SyncBytes/appendOptionalBytes(_:to:)`` wrote.
-        package mutating func optionalBytes(_ what: String) throws -> [UInt8]? {
+        mutating func optionalBytes(_ what: String) throws -> [UInt8]? {
             try byte("\(what) tag") == 0 ? nil : try bytes(what)
         }
 

@@ -54,7 +54,7 @@ package struct SyncList: Equatable, Sendable {
         package var id: SyncElementID
         /// The element's stored field (`nil` for a null); dropped once removed.
         package var value: [UInt8]?
-        package var isRemoved: Bool
+        var isRemoved: Bool
     }
 
     package private(set) var entries: [Entry] = []

@@ -33,7 +33,7 @@ package struct SyncSnapshotObject: Equatable, Sendable {
     }
 
     /// Whether the object exists: created, and not deleted since.
-    package var isAlive: Bool {
+    var isAlive: Bool {
         guard let created else { return false }
         return deleted.map { created > $0 } ?? true
     }

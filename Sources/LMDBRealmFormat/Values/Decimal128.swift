@@ -24,15 +24,15 @@ public struct Decimal128: Sendable {
     package enum Kind: Sendable { case finite, infinity, nan }
 
     package let kind: Kind
-    package let isNegative: Bool
+    let isNegative: Bool
     /// Below 10^34.
-    package let coefficient: UInt128
+    let coefficient: UInt128
     package let exponent: Int
 
-    package static let maxDigits = 34
-    package static let maxCoefficient: UInt128 = power(34) - 1
-    package static let minExponent = -6176
-    package static let maxExponent = 6111
+    static let maxDigits = 34
+    static let maxCoefficient: UInt128 = power(34) - 1
+    static let minExponent = -6176
+    static let maxExponent = 6111
 
     package init(kind: Kind, negative: Bool, coefficient: UInt128 = 0, exponent: Int = 0) {
         self.kind = kind
@@ -86,7 +86,7 @@ public struct Decimal128: Sendable {
     }
 
     /// 10^0 through 10^38, the powers UInt128 holds.
-    package static let powersOfTen: [UInt128] = {
+    static let powersOfTen: [UInt128] = {
         var powers: [UInt128] = [1]
         for _ in 0..<38 { powers.append(powers.last! * 10) }
         return powers
@@ -312,7 +312,7 @@ extension Decimal128 {
     }
 
     /// Parses a number that may have more than 34 digits, rounding it.
-    package static func parseRounding(_ text: String) -> Decimal128 {
+    static func parseRounding(_ text: String) -> Decimal128 {
         if let exact = parse(text) { return exact }
         // Too many digits: drop the excess, rounding, by parsing as a wider integer string.
         var digits = ""
@@ -651,7 +651,7 @@ extension Decimal128 {
     /// non-zero value its adjusted exponent (biased, big-endian) and the digits of its
     /// coefficient without trailing zeros, ended by a zero byte; a negative value's bytes after
     /// the class byte inverted.
-    package func appendOrderKey(to out: inout [UInt8]) {
+    func appendOrderKey(to out: inout [UInt8]) {
         switch kind {
         case .nan: return out.append(0)
         case .infinity: return out.append(isNegative ? 1 : 5)

@@ -163,6 +163,6 @@ private func hexValue(_ c: UInt8) -> UInt8? {
 }
 
 private enum ObjectIdGenerator {
-    package static let processUnique: [UInt8] = (0..<5).map { _ in UInt8.random(in: 0...255) }
+    static let processUnique: [UInt8] = (0..<5).map { _ in UInt8.random(in: 0...255) }
     package static let counter = Atomic<UInt32>(UInt32.random(in: 0..<0xFF_FFFF))
 }
