@@ -12,7 +12,9 @@ package import LMDBRealmFormat
 /// elsewhere, so every such count takes the runtime's slow path, dozens of times a query. A
 /// class is counted once, on the fast path.
 package final class QueryExecutor {
-    package let reader: any StoreReader
+    // unowned(unsafe): an executor lives while its realm (the reader) runs a query, or in the
+    // realm's own cache of the last one; it is never kept past the realm.
+    package unowned(unsafe) let reader: any StoreReader
     package let table: Table
     package let view: StoreView
     let file: StoreFile

@@ -64,6 +64,9 @@ public final class Realm {
     @exclusivity(unchecked) var recentBindings = RecentBindings()
     /// Where primary keys read from an accessor's key, not its record, are decoded.
     let keyFieldBuffer = UnsafeKeyFieldBuffer()
+    /// The executor of the last query and the generation it was made at, reused for the next
+    /// query of the same table at that generation (see `executor(for:view:)`).
+    @exclusivity(unchecked) var lastExecutor: (executor: QueryExecutor, generation: UInt64)?
 
     // MARK: Notifications
 

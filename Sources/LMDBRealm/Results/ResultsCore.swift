@@ -78,6 +78,9 @@ final class ResultsCore {
         let (query, rest) = split()
         let compiler = QueryCompiler(table: binding.table, binding: binding, realm: realm)
         let planner = QueryPlanner(table: binding.table, compiler: compiler, view: realm.queryView())
+        // Filters alone (the common query, counted once per section of a screen): the
+        // planner's plan as it is.
+        if rest.isEmpty { return planner.plan(query, sort: [], limit: nil) }
         var plan: QueryPlan
         var remaining = rest
         if let first = rest.first, case .sort(let sort) = first {
@@ -98,6 +101,7 @@ final class ResultsCore {
             plan.stopAfter = n
             remaining = remaining.dropFirst()
         }
+        guard !remaining.isEmpty else { return plan }
         plan.steps = remaining.map { step in
             switch step {
             case .filter(let node): .filter(compiler.compile(node), description: node.description)
@@ -173,7 +177,7 @@ final class ResultsCore {
             if query == nil { return realm.objectCount(of: binding.table, in: txn) }
             let plan = plan(binding)
             if let n = QueryExecutor.indexCount(plan, in: txn, reader: realm) { return n }
-            return QueryExecutor(reader: realm, table: binding.table, view: txn).count(plan)
+            return realm.executor(for: binding.table, view: txn).count(plan)
         }
         if rest.count == 1, case .limit(let n) = rest.first! {
             return min(max(n, 0), ResultsCore(realm: realm, info: info, steps: Array(steps.dropLast())).count())
@@ -199,7 +203,7 @@ final class ResultsCore {
         entriesHaveRecords = true
         defer { entriesGeneration = realm.generation }
         guard let binding = resolveBinding() else { return entries }
-        let executor = QueryExecutor(reader: realm, table: binding.table, view: txn)
+        let executor = realm.executor(for: binding.table, view: txn)
         entriesHaveRecords = executor.evaluate(plan(binding), records: records, at: realm.generation, into: &entries)
         return entries
     }
@@ -308,7 +312,7 @@ final class ResultsCore {
         let table = binding.table
         if isWholeTable || split().rest.isEmpty {
             let txn = realm.queryView()
-            let executor = QueryExecutor(reader: realm, table: table, view: txn)
+            let executor = realm.executor(for: table, view: txn)
             executor.forEach(plan(binding)) { _, record in
                 body(table.field(record.baseAddress!, size: record.count, column: column, in: realm.file))
                 return true
@@ -323,6 +327,17 @@ final class ResultsCore {
 }
 
 extension Realm {
+    /// An executor of queries on `table` over `view` (the realm's query view): the last one
+    /// made, while the realm's generation has not moved on since (a new snapshot or any change
+    /// in a write moves it, and with it the view), else a new one. An executor is an object on
+    /// the heap, and a screen counts one query per section.
+    func executor(for table: Table, view: StoreView) -> QueryExecutor {
+        if let (executor, made) = lastExecutor, made == generation, executor.table === table { return executor }
+        let executor = QueryExecutor(reader: self, table: table, view: view)
+        lastExecutor = (executor, generation)
+        return executor
+    }
+
     /// The stored column of property `name` of `table`, or stops the process naming the
     /// property (Realm's behaviour for a bad key path in `sorted`, `distinct` and aggregates).
     func storedColumn(_ name: String, of table: Table, for purpose: String) -> Int {
