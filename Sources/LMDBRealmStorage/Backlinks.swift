@@ -20,7 +20,7 @@ extension StoreView {
             if verifiesChecksums && !cut {
                 try checkBacklink(from: origin, column: column, owner: e.value, target: target, file: file)
                 guard body(e.value) else { return }
-            } else if !cut || linksTo(origin, column, owner: e.value, target: target, file: file) {
+            } else if try !cut || linksTo(origin, column, owner: e.value, target: target, file: file) {
                 guard body(e.value) else { return }
             }
             entry = try cursor.nextValue()
@@ -47,7 +47,7 @@ extension StoreView {
                 return !holds
             }
         } else {
-            holds = linksTo(origin, column, owner: owner, target: target, file: file)
+            holds = try linksTo(origin, column, owner: owner, target: target, file: file)
         }
         guard holds else {
             throw DamagedValue(description: "a backlink of '\(origin.className)' is damaged: it names an object that does not link to its target")
@@ -85,8 +85,10 @@ extension StoreView {
     }
 
     /// Whether the object `owner` of `origin` links to `target` through to-one column `column`.
-    private func linksTo(_ origin: Table, _ column: Int, owner: UnsafeRawBufferPointer, target: UnsafeRawBufferPointer, file: StoreFile) -> Bool {
-        guard let record = try? transaction.get(origin.database.dbi, key: owner) else { return false }
+    /// - Throws: The file's error when the owner's record cannot be read: a failed read is
+    ///   never an answer ("not linked" would be a wrong count).
+    private func linksTo(_ origin: Table, _ column: Int, owner: UnsafeRawBufferPointer, target: UnsafeRawBufferPointer, file: StoreFile) throws -> Bool {
+        guard let record = try transaction.get(origin.database.dbi, key: owner) else { return false }
         origin.checkRecord(record, in: file)
         guard let field = origin.field(record.baseAddress!, size: record.count, column: column, in: file) else { return false }
         return field.elementsEqual(target)
