@@ -13,7 +13,7 @@ import Testing
 /// looks its record up again and reads the new value.
 @Suite struct StoreWriterTests {
     /// The kinds of change a writer makes.
-    enum Change: CaseIterable {
+    enum Change: String, Codable, CaseIterable {
         case put, delete, empty, cursorPut, cursorInsert, cursorDelete, batch
     }
 
@@ -74,45 +74,12 @@ import Testing
         #expect(!stderr.contains("read a stale record"), "\(stderr)")
     }
 
-    @Test func aRecordBorrowedBeforeAPutIsNotRead() async {
-        Self.expectStop(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            try StoreWriterTests.readBorrowedRecord(after: .put)
-        })
-    }
-
-    @Test func aRecordBorrowedBeforeADeleteIsNotRead() async {
-        Self.expectStop(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            try StoreWriterTests.readBorrowedRecord(after: .delete)
-        })
-    }
-
-    @Test func aRecordBorrowedBeforeEmptyingItsTableIsNotRead() async {
-        Self.expectStop(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            try StoreWriterTests.readBorrowedRecord(after: .empty)
-        })
-    }
-
-    @Test func aRecordBorrowedBeforeACursorPutIsNotRead() async {
-        Self.expectStop(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            try StoreWriterTests.readBorrowedRecord(after: .cursorPut)
-        })
-    }
-
-    @Test func aRecordBorrowedBeforeACursorInsertIsNotRead() async {
-        Self.expectStop(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            try StoreWriterTests.readBorrowedRecord(after: .cursorInsert)
-        })
-    }
-
-    @Test func aRecordBorrowedBeforeACursorDeleteIsNotRead() async {
-        Self.expectStop(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            try StoreWriterTests.readBorrowedRecord(after: .cursorDelete)
-        })
-    }
-
-    @Test func aRecordBorrowedBeforeABatchIsNotRead() async {
-        Self.expectStop(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            try StoreWriterTests.readBorrowedRecord(after: .batch)
+    /// Each kind of change, in a process of its own: the read of the record borrowed before
+    /// it stops.
+    @Test(arguments: Change.allCases)
+    func aRecordBorrowedBeforeAChangeIsNotRead(_ change: Change) async {
+        Self.expectStop(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [change] in
+            try StoreWriterTests.readBorrowedRecord(after: change)
         })
     }
 
