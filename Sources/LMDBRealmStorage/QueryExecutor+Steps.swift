@@ -1,3 +1,4 @@
+import Foundation
 package import LMDBRealmFormat
 
 // The whole of a plan: the walk, then its steps (sort, distinct, limit, later filters).
@@ -15,7 +16,7 @@ extension QueryExecutor {
     package func evaluate(_ plan: QueryPlan, records: Bool, at generation: UInt64, into found: inout [Entry]) -> Bool {
         found.removeAll(keepingCapacity: true)
         if let n = plan.stopAfter, n <= 0 { return true }
-        let withRecords = records || !plan.steps.isEmpty
+        let withRecords = records || !plan.steps.isEmpty || plan.sections != nil
         let limit = plan.stopAfter ?? Int.max
         if let n = plan.stopAfter { found.reserveCapacity(Swift.min(n, 4096)) }
         forEach(plan, records: withRecords) { key, record in
@@ -38,6 +39,52 @@ extension QueryExecutor {
             }
         }
         return withRecords
+    }
+
+    /// The groups of `plan`'s sections among `found` (what ``evaluate(_:records:at:into:)``
+    /// gave for it, with records): each group the positions in `found` of objects of one key,
+    /// in order, and the groups in the order of their first object. By a field, objects whose
+    /// fields hold the same bytes share a group (the object layer still merges groups whose
+    /// values are equal though their bytes differ, as canonically equivalent strings are); by
+    /// a key function, each object is a group of its own. Empty when the plan has no sections.
+    package func sections(_ plan: QueryPlan, of found: [Entry], at generation: UInt64) -> [[Int]] {
+        switch plan.sections {
+        case nil: return []
+        case .perObject: return found.indices.map { [$0] }
+        case .field(let column, _):
+            var groups: [[Int]] = []
+            var groupOfBytes: [[UInt8]?: Int] = [:]
+            // Sorted by the key, the next object is most often in the group of the one before:
+            // its bytes are compared with those, and hashed only when they differ.
+            var last: (field: UnsafeRawBufferPointer?, group: Int)?
+            for (position, entry) in found.enumerated() {
+                let field = entry.record.read(at: generation) { table.field($0.baseAddress!, size: $0.count, column: column, in: file) }
+                if let previous = last, Self.sameBytes(previous.field, field) {
+                    groups[previous.group].append(position)
+                    continue
+                }
+                let bytes = field.map(Array.init)
+                let group: Int
+                if let known = groupOfBytes[bytes] {
+                    group = known
+                    groups[group].append(position)
+                } else {
+                    group = groups.count
+                    groupOfBytes[bytes] = group
+                    groups.append([position])
+                }
+                last = (field, group)
+            }
+            return groups
+        }
+    }
+
+    private static func sameBytes(_ a: UnsafeRawBufferPointer?, _ b: UnsafeRawBufferPointer?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): true
+        case (let a?, let b?): a.count == b.count && (a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
+        default: false
+        }
     }
 
     /// A stable sort of `found` by `keys`. Values through links are read once per object

@@ -77,8 +77,19 @@ package enum PlanStep {
     case limit(Int)
 }
 
+/// How a plan's objects are grouped into sections (see ``QueryExecutor/sections(_:of:at:)``).
+package enum SectionKey {
+    /// By the value of `column` of the plan's table: objects whose fields hold the same bytes
+    /// share a group. Named `name` in the plan's description.
+    case field(column: Int, name: String)
+    /// By a value the object layer works out for each object (a key function): one group per
+    /// object.
+    case perObject
+}
+
 /// A query's whole plan: where candidates come from, the test each must pass, when the walk
-/// may stop, and the steps applied to what it found (sort, distinct, limit, later filters).
+/// may stop, the steps applied to what it found (sort, distinct, limit, later filters) and how
+/// they are grouped into sections.
 /// ``QueryExecutor`` runs it; its description is what `Results.explain()` prints.
 package struct QueryPlan: CustomStringConvertible {
     package let table: Table
@@ -96,6 +107,8 @@ package struct QueryPlan: CustomStringConvertible {
     package var stopAfter: Int?
     /// The steps applied, in order, to the objects the walk found.
     package var steps: [PlanStep] = []
+    /// How the objects the steps leave are grouped into sections, for sectioned results.
+    package var sections: SectionKey?
 
     package init(table: Table, access: AccessPath, filter: Matcher?, countFromIndex: Bool, filterFieldPosition: FieldPosition? = nil) {
         self.table = table
@@ -127,6 +140,11 @@ package struct QueryPlan: CustomStringConvertible {
             case .distinct(_, let names): parts.append("then distinct by \(names.joined(separator: ", "))")
             case .limit(let n): parts.append("then limit \(n)")
             }
+        }
+        switch sections {
+        case .field(_, let name): parts.append("then sections by \(name)")
+        case .perObject: parts.append("then sections by a key function")
+        case nil: break
         }
         return parts.joined(separator: "; ")
     }

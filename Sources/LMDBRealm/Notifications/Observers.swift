@@ -170,6 +170,9 @@ final class ResultsObserver<Element: Object>: NotificationObserver {
             case .sort(let descriptors): names.formUnion(descriptors.map(\.keyPath))
             case .distinct(let properties): names.formUnion(properties)
             case .limit: break
+            case .section(let property?): names.insert(property)
+            // A key function may read any property.
+            case .section(nil): return ChangeLog.allColumns
             }
         }
         var mask: UInt64 = 0

@@ -8,6 +8,9 @@ enum ResultsStep: Sendable, Hashable {
     case sort([SortDescriptor])
     case distinct([String])
     case limit(Int)
+    /// Groups the objects into sections by the property named (`nil`: by a key function the
+    /// sectioned results apply); always the last step.
+    case section(String?)
 }
 
 /// The shared, mutable part of a `Results`: the realm, the class, the chain of steps, and what
@@ -33,6 +36,9 @@ final class ResultsCore {
     private var entriesHaveRecords = true
     private var keys: [ObjectKey] = []
     private var keysGeneration: UInt64 = 0
+    /// The groups of the plan's sections among `entries` (see `sectionGroups()`), worked out
+    /// with them.
+    private var groups: [[Int]] = []
 
     init(realm: Realm, info: ClassInfo, steps: [ResultsStep] = []) {
         self.realm = realm
@@ -101,6 +107,12 @@ final class ResultsCore {
             plan.stopAfter = n
             remaining = remaining.dropFirst()
         }
+        if case .section(let name)? = remaining.last {
+            remaining = remaining.dropLast()
+            plan.sections = name.flatMap { name in
+                binding.table.schema.properties.firstIndex { $0.name == name }.map { .field(column: $0, name: name) }
+            } ?? .perObject
+        }
         guard !remaining.isEmpty else { return plan }
         plan.steps = remaining.map { step in
             switch step {
@@ -109,6 +121,7 @@ final class ResultsCore {
             case .distinct(let names):
                 .distinct(columns: names.map { realm.storedColumn($0, of: binding.table, for: "distinct") }, names: names)
             case .limit(let n): .limit(n)
+            case .section: preconditionFailure("sections are the last step")
             }
         }
         return plan
@@ -200,12 +213,27 @@ final class ResultsCore {
             return entries
         }
         entries.removeAll(keepingCapacity: true)
+        groups.removeAll()
         entriesHaveRecords = true
         defer { entriesGeneration = realm.generation }
         guard let binding = resolveBinding() else { return entries }
         let executor = realm.executor(for: binding.table, view: txn)
-        entriesHaveRecords = executor.evaluate(plan(binding), records: records, at: realm.generation, into: &entries)
+        let plan = plan(binding)
+        entriesHaveRecords = executor.evaluate(plan, records: records, at: realm.generation, into: &entries)
+        groups = plan.sections == nil ? [] : executor.sections(plan, of: entries, at: realm.generation)
         return entries
+    }
+
+    /// The groups of the chain's sections (its last step is `.section`): each the positions of
+    /// the objects of one key, in order, the groups in the order of their first object; cached
+    /// per realm version with the objects. Objects whose properties hold the same bytes share a
+    /// group; sectioned by a key function, each object is a group of its own.
+    func sectionGroups() -> [[Int]] {
+        let lock = realm.frozenLock
+        lock?.lock()
+        defer { lock?.unlock() }
+        _ = evaluate()
+        return groups
     }
 
     /// Looks up the records an evaluation without them left out.

@@ -30,7 +30,8 @@ extension RealmCollection {
         guard let first = sortDescriptors.first else { fatalError("Can not section Results with empty sortDescriptor parameter.") }
         let name = SortDescriptor(keyPath: keyPath).keyPath
         require(first.keyPath == name, "The section key path must match the primary sort descriptor.")
-        return sectioned(sortDescriptors: sortDescriptors) { $0[keyPath: keyPath] }
+        guard let results = asResults else { fatalError("Only a managed collection can be sectioned") }
+        return SectionedResults(results: results.sorted(by: sortDescriptors), property: name) { $0[keyPath: keyPath] }
     }
 
     /// The objects sorted by `sortDescriptors` and grouped into one section per value `block`
@@ -55,7 +56,7 @@ extension RealmCollection {
     ) -> SectionedResults<Key, Element> {
         guard !sortDescriptors.isEmpty else { fatalError("There must be at least one SortDescriptor when using SectionedResults.") }
         guard let results = asResults else { fatalError("Only a managed collection can be sectioned") }
-        return SectionedResults(results: results.sorted(by: sortDescriptors), keyOf: keyBlock)
+        return SectionedResults(results: results.sorted(by: sortDescriptors), property: nil, keyOf: keyBlock)
     }
 }
 
@@ -76,6 +77,13 @@ public struct SectionedResults<Key: _Persistable & Hashable, SectionElement: Obj
     let keyOf: (SectionElement) -> Key
     let cache: SectionCache<Key>
 
+    /// Sections of `results` by the property named `property` (`nil`: by `keyOf` alone), whose
+    /// value `keyOf` reads.
+    init(results: Results<SectionElement>, property: String?, keyOf: @escaping (SectionElement) -> Key) {
+        self.init(results: Results(core: results.core.appending(.section(property))), keyOf: keyOf)
+    }
+
+    /// Sections of `results`, whose chain ends in its `.section` step.
     init(results: Results<SectionElement>, keyOf: @escaping (SectionElement) -> Key) {
         self.results = results
         self.keyOf = keyOf
@@ -116,6 +124,15 @@ public struct SectionedResults<Key: _Persistable & Hashable, SectionElement: Obj
     public var isFrozen: Bool { results.isFrozen }
     /// Always `false`: sections stay readable while their realm is open.
     public var isInvalidated: Bool { false }
+
+    /// How the sections are worked out — the plan that runs, as ``Results/explain()`` prints
+    /// it, ending in how its objects are grouped:
+    ///
+    /// ```swift
+    /// articles.sectioned(by: \.wordCount).explain()
+    /// // "full scan of Article; then sort by wordCount ascending; then sections by wordCount"
+    /// ```
+    public func explain() -> String { results.explain() }
 
     /// The sections as they are now, frozen: readable from any thread, never changing.
     public func freeze() -> SectionedResults {
@@ -259,21 +276,26 @@ struct SectionLayout<Key: Hashable> {
 
     init() {}
 
+    /// The layout of `results`, whose chain ends in sections: the query's groups (see
+    /// `ResultsCore.sectionGroups()`), each given the key of its first object, and groups of
+    /// equal keys merged.
     init<T: Object>(_ results: Results<T>, _ keyOf: (T) -> Key) {
-        sectionOfRow.reserveCapacity(results.count)
-        rowInSection.reserveCapacity(results.count)
-        var position = 0
+        let groups = results.core.sectionGroups()
+        let count = groups.reduce(0) { $0 + $1.count }
         var lastKey: Key?
         var lastSection = 0
-        for object in results {
-            let key = keyOf(object)
+        var merged = false
+        for group in groups {
+            let key = keyOf(results[group[0]])
             let section: Int
             if key == lastKey {
-                // Sorted by the key, the next object is most often in the same section: one
-                // comparison instead of a hash.
+                // By a key function, the next object is most often in the section of the one
+                // before: one comparison instead of a hash.
                 section = lastSection
+                merged = merged || rows[section].last! > group[0]
             } else if let known = sectionOfKey[key] {
                 section = known
+                merged = true
             } else {
                 section = keys.count
                 keys.append(key)
@@ -282,10 +304,19 @@ struct SectionLayout<Key: Hashable> {
             }
             lastKey = key
             lastSection = section
-            sectionOfRow.append(Int32(section))
-            rowInSection.append(Int32(rows[section].count))
-            rows[section].append(position)
-            position += 1
+            rows[section].append(contentsOf: group)
+        }
+        // Groups of one key that were apart: their objects back in the query's order.
+        if merged {
+            for s in rows.indices { rows[s].sort() }
+        }
+        sectionOfRow = Array(repeating: 0, count: count)
+        rowInSection = Array(repeating: 0, count: count)
+        for (s, section) in rows.enumerated() {
+            for (i, row) in section.enumerated() {
+                sectionOfRow[row] = Int32(s)
+                rowInSection[row] = Int32(i)
+            }
         }
     }
 

@@ -57,6 +57,44 @@ import Testing
         }
     }
 
+    /// The sections are the query's last step: its plan groups the objects, and says how.
+    @Test func theSectionsArePartOfTheQueryPlan() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: makeConfiguration(dir))
+            try seed(realm)
+            let articles = realm.objects(Article.self).where { $0.wordCount > 100 }
+            // Article.section is indexed: its index walk sorts.
+            #expect(articles.sectioned(by: \.section).explain() == "index-ordered scan of Article.section ascending, filtered; then sections by section")
+            let byWords = articles.sectioned(by: \.wordCount)
+            #expect(byWords.explain() == "full scan of Article, filtered; then sort by wordCount ascending; then sections by wordCount")
+            #expect(byWords.allKeys == [101, 102, 103, 104, 105])
+            let byLetter = articles.sectioned(by: { String($0.section.prefix(1)) }, sortDescriptors: [SortDescriptor(keyPath: "section")])
+            #expect(byLetter.explain().hasSuffix("; then sections by a key function"))
+            #expect(byLetter.allKeys == ["A", "S", "W"])
+        }
+    }
+
+    /// Keys whose stored bytes differ but which Swift holds equal (canonically equivalent
+    /// strings) make one section, its objects in sorted order, as RealmSwift's do.
+    @Test func equalKeysOfDifferentBytesShareASection() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: makeConfiguration(dir))
+            try realm.write {
+                // "é" decomposed sorts before "f", "é" composed after it.
+                realm.add(Article(id: "decomposed", section: "e\u{301}"))
+                realm.add(Article(id: "f", section: "f"))
+                realm.add(Article(id: "composed", section: "\u{E9}"))
+                realm.add(Article(id: "decomposed2", section: "e\u{301}"))
+            }
+            let sections = realm.objects(Article.self).sectioned(by: \.section)
+            #expect(sections.count == 2)
+            #expect(sections.allKeys == ["\u{E9}", "f"])
+            #expect(sections[0].map(\.id) == ["decomposed", "decomposed2", "composed"])
+            #expect(sections[1].map(\.id) == ["f"])
+            #expect(sections[IndexPath(item: 2, section: 0)].id == "composed")
+        }
+    }
+
     /// The sections are live: they follow commits.
     @Test func sectionsFollowCommits() throws {
         try withTemporaryDirectory { dir in
