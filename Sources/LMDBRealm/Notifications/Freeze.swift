@@ -19,14 +19,14 @@ extension Realm {
         if isFrozen { return self }
         require(!isInWriteTransactionUnchecked, "Cannot freeze a Realm in a write transaction")
         let current = currentSnapshot()
-        if let cached = frozenCopy, cached.snapshot === current { return cached }
+        if let cached = reading.frozenCopy, cached.reading.snapshot === current { return cached }
         do {
             try current.warm(allTables() + file.allTables)
         } catch {
             cannotRead("the catalog", error)
         }
         let frozen = Realm(frozen: current, configuration: configuration)
-        frozenCopy = frozen
+        reading.frozenCopy = frozen
         return frozen
     }
 

@@ -29,7 +29,7 @@ extension Object: Hashable {
         guard let a = _realm, let b = object._realm, a.file === b.file, _binding?.table.className == object._binding?.table.className,
             _key == object._key, a.isFrozen == b.isFrozen
         else { return false }
-        return !a.isFrozen || a.snapshotID == b.snapshotID
+        return !a.isFrozen || a.reading.version == b.reading.version
     }
 
     /// The class and each persisted property's value, as RealmSwift prints them.

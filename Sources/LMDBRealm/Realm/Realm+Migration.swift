@@ -269,8 +269,7 @@ extension Realm {
             if let error = error as? Realm.Error { throw error }
             throw Realm.Error(error, url: file.url, doing: "Cannot migrate from schema version \(version) to \(target)")
         }
-        bindings.removeAll()
-        recentBindings.removeAll()
+        tables.removeBindings()
     }
 
     /// A record of `info`'s class holding what a new object of it holds.

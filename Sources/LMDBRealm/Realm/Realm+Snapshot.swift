@@ -10,8 +10,8 @@ extension Realm {
     @inline(__always)
     func readView() -> StoreView {
         if let session { return session.view }
-        if snapshotIsReset { renewSnapshot() }
-        return snapshotView
+        if reading.isReset { renewSnapshot() }
+        return reading.view
     }
 
     private func renewSnapshot() {
@@ -28,33 +28,33 @@ extension Realm {
     /// - Throws: `LMDBError`, such as `readersFull`; the realm still has no snapshot then.
     func takeNewestSnapshot(prepared: Snapshot? = nil) throws {
         if let prepared {
-            snapshot = prepared
-            snapshotView = prepared.view
-        } else if let snapshot {
+            reading.snapshot = prepared
+            reading.view = prepared.view
+        } else if let snapshot = reading.snapshot {
             try snapshot.renew()
         } else {
             let fresh = try Snapshot(file: file)
-            snapshot = fresh
-            snapshotView = fresh.view
+            reading.snapshot = fresh
+            reading.view = fresh.view
         }
-        snapshotIsReset = false
-        let id = snapshotView.version
-        if id != snapshotID {
-            snapshotID = id
+        reading.isReset = false
+        let id = reading.view.version
+        if id != reading.version {
+            reading.version = id
             generation &+= 1
-            syncCatalog(snapshotView)
+            syncCatalog(reading.view)
         }
     }
 
     func releaseSnapshot() {
-        guard !snapshotIsReset else { return }
-        if isKnownUniquelyReferenced(&snapshot) {
-            snapshot?.reset()
+        guard !reading.isReset else { return }
+        if isKnownUniquelyReferenced(&reading.snapshot) {
+            reading.snapshot?.reset()
         } else {
             // Frozen realms or observers still read this version: leave it to them.
-            snapshot = nil
+            reading.snapshot = nil
         }
-        snapshotIsReset = true
+        reading.isReset = true
         // The pages behind handed-out pointers may now be reused by a writer.
         generation &+= 1
         file.hub.prune(oldestPinned: file.versions.oldest)
@@ -63,7 +63,7 @@ extension Realm {
     /// The realm's current snapshot, taken anew if it was released.
     func currentSnapshot() -> Snapshot {
         _ = readView()
-        return snapshot!
+        return reading.snapshot!
     }
 
     /// Moves the realm to the newest committed version.
@@ -78,18 +78,18 @@ extension Realm {
     public func refresh() -> Bool {
         checkThread()
         guard !isFrozen, !isInWriteTransaction else { return false }
-        let before = snapshotID
+        let before = reading.version
         moveToNewestVersion()
-        let changed = snapshotID != before
+        let changed = reading.version != before
         deliverNotifications()
         return changed
     }
 
     /// Takes the newest version without delivering notifications.
     func refreshWithoutDelivering() -> Bool {
-        let before = snapshotID
+        let before = reading.version
         moveToNewestVersion()
-        return snapshotID != before
+        return reading.version != before
     }
 
     /// Takes the newest version without delivering notifications.
@@ -104,10 +104,10 @@ extension Realm {
         guard writing.thread == nil else { return }
         let latest = file.hub.latestVersion
         guard autorefresh else {
-            if snapshotIsReset || snapshotID < latest { deliverRefreshRequired() }
+            if reading.isReset || reading.version < latest { deliverRefreshRequired() }
             return
         }
-        if snapshotIsReset || snapshotID < latest {
+        if reading.isReset || reading.version < latest {
             do {
                 try moveToNewestVersionKeepingOnFailure()
             } catch {
@@ -120,13 +120,13 @@ extension Realm {
             }
         }
         deliverNotifications()
-        if snapshotID < latest { notifier.listener?.retrySoon() }
+        if reading.version < latest { notifier.listener?.retrySoon() }
     }
 
     /// Takes the newest version; if that needs a new reader slot (observers or frozen realms
     /// share the current snapshot) and none can be had, throws and keeps the current one.
     private func moveToNewestVersionKeepingOnFailure() throws {
-        let shared = !snapshotIsReset && !isKnownUniquelyReferenced(&snapshot)
+        let shared = !reading.isReset && !isKnownUniquelyReferenced(&reading.snapshot)
         let prepared = shared ? try Snapshot(file: file) : nil
         releaseSnapshot()
         try takeNewestSnapshot(prepared: prepared)

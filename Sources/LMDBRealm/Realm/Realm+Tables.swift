@@ -29,16 +29,16 @@ extension Realm {
         if let frozenLock {
             frozenLock.lock()
             defer { frozenLock.unlock() }
-            return recentBindings.binding(named: className)
+            return tables.recent.binding(named: className)
         }
-        return recentBindings.binding(named: className)
+        return tables.recent.binding(named: className)
     }
 
     @inline(__always)
     private func cachedBinding(for type: Object.Type, info: ClassInfo?, create: Bool) throws -> TableBinding? {
-        if let recent = recentBindings.binding(of: type) { return recent }
-        if let b = bindings[ObjectIdentifier(type)] {
-            recentBindings.insert(b)
+        if let recent = tables.recent.binding(of: type) { return recent }
+        if let b = tables.byClass[ObjectIdentifier(type)] {
+            tables.recent.insert(b)
             return b
         }
         return try resolveBinding(info ?? ClassInfo.of(type), create: create)
@@ -69,7 +69,7 @@ extension Realm {
         }
         do {
             let b = try TableBinding(table: table!, declared: info)
-            bindings[ObjectIdentifier(info.type)] = b
+            tables.byClass[ObjectIdentifier(info.type)] = b
             file.noteClass(info)
             return b
         } catch {
@@ -106,10 +106,10 @@ extension Realm {
         }
         guard let table = found else { return nil }
         let info = ClassInfo.dynamic(table.schema)
-        if let binding = bindings[ObjectIdentifier(info)], binding.table === table { return binding }
+        if let binding = tables.byClass[ObjectIdentifier(info)], binding.table === table { return binding }
         // A stored schema always binds to itself.
         let binding = try! TableBinding(table: table, declared: info)
-        bindings[ObjectIdentifier(info)] = binding
+        tables.byClass[ObjectIdentifier(info)] = binding
         return binding
     }
 
@@ -120,15 +120,15 @@ extension Realm {
             if let session { return try session.findTable(named: className) }
             // A frozen realm uses the file's tables only while they describe its own catalog
             // version, and keeps those it finds otherwise to itself.
-            let shared = !isFrozen || file.catalogVersionKnown == bindingsVersion
+            let shared = !isFrozen || file.catalogVersionKnown == tables.catalogVersion
             let view = readView()
-            if let table = privateTables[className] ?? (shared ? file.table(named: className) : nil) {
+            if let table = tables.privateTables[className] ?? (shared ? file.table(named: className) : nil) {
                 // Made by another handle after this version was read: not part of it yet.
                 return table.isUsable(in: view.transaction) ? table : nil
             }
             let table = try file.findTable(named: className, in: view, useShared: shared)
             if let table {
-                if !shared { privateTables[className] = table } else if !isFrozen { file.publish(table) }
+                if !shared { tables.privateTables[className] = table } else if !isFrozen { file.publish(table) }
             }
             return table
         } catch {
@@ -161,10 +161,9 @@ extension Realm {
         }
         // A frozen realm may read an older catalog: it leaves the file's shared one alone.
         if !isFrozen { file.noteCatalogVersion(version) }
-        if bindingsVersion != version {
-            bindings.removeAll()
-            recentBindings.removeAll()
-            bindingsVersion = version
+        if tables.catalogVersion != version {
+            tables.removeBindings()
+            tables.catalogVersion = version
         }
     }
 
@@ -200,6 +199,42 @@ extension Realm {
         return verifier.findings.map { finding in
             [finding.className, finding.objectKey].compactMap { $0 }.joined(separator: " ") + ": " + finding.message
         }
+    }
+}
+
+/// The tables a realm reads and writes and the bindings of its classes to them, in one value:
+/// made as classes are first used, and dropped when the catalog moves to another version (a
+/// class added, an index built or dropped) or a write that made them does not commit.
+struct TableBindings {
+    /// The catalog version the bindings were made against.
+    var catalogVersion: UInt64 = 0
+    /// Tables a frozen realm found in its own version's catalog when the file's shared ones
+    /// describe another version.
+    var privateTables: [String: Table] = [:]
+    /// The binding of each class (a model class's, or a stored schema's for dynamic objects).
+    var byClass: [ObjectIdentifier: TableBinding] = [:]
+    /// The bindings used last, checked before the dictionary.
+    var recent = RecentBindings()
+    /// The executor of the last query and the generation it was made at, reused for the next
+    /// query of the same table at that generation (see `Realm.executor(for:view:)`).
+    var lastExecutor: (executor: QueryExecutor, generation: UInt64)?
+
+    /// Forgets every binding.
+    mutating func removeBindings() {
+        byClass.removeAll()
+        recent.removeAll()
+    }
+
+    /// Forgets the binding of `type` (its indexes changed).
+    mutating func forget(_ type: Object.Type) {
+        byClass[ObjectIdentifier(type)] = nil
+        recent.removeAll()
+    }
+
+    /// Forgets the bindings to `table` (made by a write that did not commit).
+    mutating func forgetBindings(to table: Table) {
+        byClass = byClass.filter { $0.value.table !== table }
+        recent.removeAll()
     }
 }
 

@@ -43,7 +43,7 @@ extension Realm {
         if session != nil {
             view = queryView()
         } else {
-            if snapshotIsReset {
+            if reading.isReset {
                 do {
                     try takeNewestSnapshot()
                 } catch {

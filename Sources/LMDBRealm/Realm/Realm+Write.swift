@@ -195,17 +195,14 @@ extension Realm {
     func publish(_ changes: CatalogChanges) {
         if let version = changes.version {
             file.noteCatalogVersion(version)
-            bindingsVersion = version
+            tables.catalogVersion = version
         }
         for table in changes.tables.values { file.publish(table) }
     }
 
     /// Forgets the bindings made to tables of a write that did not commit.
     func drop(_ changes: CatalogChanges) {
-        for table in changes.tables.values {
-            bindings = bindings.filter { $0.value.table !== table }
-        }
-        recentBindings.removeAll()
+        for table in changes.tables.values { tables.forgetBindings(to: table) }
     }
 
     /// Records `error` as the current write's failure, unless one is recorded already: the

@@ -32,41 +32,27 @@ public final class Realm {
     /// Whether the realm is frozen: pinned to one version, readable from any thread.
     public let isFrozen: Bool
 
-    /// The snapshot reads go through; reset (holding no version) between versions when the
-    /// realm holds it alone, replaced when frozen realms or observers share it.
-    var snapshot: Snapshot?
-    @exclusivity(unchecked) var snapshotView: StoreView
-    @exclusivity(unchecked) var snapshotIsReset = false
-    var snapshotID = 0
+    // The handle's state, in three values and a counter. Exclusivity is unchecked on it: a
+    // realm is confined to one thread or queue (checked on every entry), so the dynamic checks
+    // would only cost time on the hot paths.
 
-    // MARK: Writes
-
+    /// The version the realm reads when it is not writing (see ``ReadState``).
+    @exclusivity(unchecked) var reading: ReadState
     /// Everything the realm knows of its current write (see ``WriteState``).
     @exclusivity(unchecked) var writing = WriteState()
+    /// The tables this handle reads and writes, and the bindings of its classes to them
+    /// (see ``TableBindings``).
+    @exclusivity(unchecked) var tables = TableBindings()
+    /// Changes whenever pointers handed out earlier may have gone stale: a new snapshot, any
+    /// change inside a write, the end of a write. Accessors compare it with their own.
+    @exclusivity(unchecked) @usableFromInline final var generation: UInt64 = 1
+
     /// The current write, from `beginWrite` to its end (`nil` in a write that failed to begin).
     var session: WriteSession? {
         @inline(__always) get { writing.session }
     }
-    /// The catalog version this handle's `bindings` were made against.
-    var bindingsVersion: UInt64 = 0
-    /// Tables a frozen realm found in its own version's catalog when the file's shared ones
-    /// describe another version.
-    var privateTables: [String: Table] = [:]
-
-    /// Changes whenever pointers handed out earlier may have gone stale: a new snapshot, any
-    /// change inside a write, the end of a write. Accessors compare it with their own.
-    // Exclusivity is unchecked on the hot state below: a realm is confined to one thread or
-    // queue (checked on every entry), so the dynamic checks would only cost time.
-    @exclusivity(unchecked) @usableFromInline final var generation: UInt64 = 1
-
-    @exclusivity(unchecked) var bindings: [ObjectIdentifier: TableBinding] = [:]
-    /// The bindings used last, checked before the dictionary.
-    @exclusivity(unchecked) var recentBindings = RecentBindings()
     /// Where primary keys read from an accessor's key, not its record, are decoded.
     let keyFieldBuffer = UnsafeKeyFieldBuffer()
-    /// The executor of the last query and the generation it was made at, reused for the next
-    /// query of the same table at that generation (see `executor(for:view:)`).
-    @exclusivity(unchecked) var lastExecutor: (executor: QueryExecutor, generation: UInt64)?
 
     // MARK: Notifications
 
@@ -81,8 +67,6 @@ public final class Realm {
     @_spi(Testing) public var initialResultsEvaluated: Int { notifier.initialResultsEvaluated }
     /// Serialises the caches of a frozen realm, which any thread may read.
     let frozenLock: NSRecursiveLock?
-    /// The frozen copy made last, reused while the realm reads the same version.
-    weak var frozenCopy: Realm?
 
     /// Whether a queue- or actor-confined realm moves to the newest version by itself when
     /// another thread or process commits, then delivers its notifications (default `true`).
@@ -105,10 +89,7 @@ public final class Realm {
         self.file = file
         let url = file.url
         do {
-            let snapshot = try Snapshot(file: file)
-            snapshotView = snapshot.view
-            snapshotID = snapshot.version
-            self.snapshot = snapshot
+            reading = ReadState(try Snapshot(file: file))
         } catch {
             throw Realm.Error(error, url: url, doing: "Unable to read the realm at path")
         }
@@ -150,11 +131,9 @@ public final class Realm {
         isFrozen = true
         frozenLock = NSRecursiveLock()
         file = snapshot.file
-        snapshotView = snapshot.view
-        snapshotID = snapshot.version
-        self.snapshot = snapshot
+        reading = ReadState(snapshot)
         autorefresh = false
-        syncCatalog(snapshotView)
+        syncCatalog(reading.view)
     }
 
     private static func runListener(_ listener: RefreshListener, on actor: isolated any Actor) {
@@ -200,8 +179,7 @@ public final class Realm {
                 if let binding = try binding(for: info, create: false) {
                     // An index added or removed in the model is built or dropped now.
                     if binding.table.schema.indexedNames != info.schema.indexedNames {
-                        bindings[ObjectIdentifier(info.type)] = nil
-                        recentBindings.removeAll()
+                        tables.forget(info.type)
                         missing.append(info)
                     }
                 } else {

@@ -360,9 +360,9 @@ extension Realm {
     /// in a write moves it, and with it the view), else a new one. An executor is an object on
     /// the heap, and a screen counts one query per section.
     func executor(for table: Table, view: StoreView) -> QueryExecutor {
-        if let (executor, made) = lastExecutor, made == generation, executor.table === table { return executor }
+        if let (executor, made) = tables.lastExecutor, made == generation, executor.table === table { return executor }
         let executor = QueryExecutor(reader: self, table: table, view: view)
-        lastExecutor = (executor, generation)
+        tables.lastExecutor = (executor, generation)
         return executor
     }
 
