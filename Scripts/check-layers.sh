@@ -34,9 +34,10 @@ for file in $(grep -rlE '\bunsafeWrite\b|\bUnsafeWriteTransaction\b' Sources --i
 done
 # Inside the LMDBRealm target, below Realm/ (Query, Schema) no code names the Realm type: what
 # those folders need from a realm is a protocol (QueryContext; the storage target's StoreReader,
-# WriteSessionObserver, CommitAnnouncer). The one exception is Object's `realm` property,
-# RealmSwift's API, whose accessors are implemented in Realm/Object+Managed.swift. Comments and
-# string literals are ignored.
+# WriteSessionObserver, CommitAnnouncer; Object's field accessors in Schema/Object+Managed.swift
+# reach the store through the storage target's ObjectStore). The one exception is Object's
+# `realm` property, RealmSwift's API, and the stored reference behind it. Comments and string
+# literals are ignored.
 for dir in Query Schema; do
     for file in $(find "Sources/LMDBRealm/$dir" -name '*.swift'); do
         sed -E -e 's#^[[:space:]]*//.*##' -e 's#"([^"\\]|\\.)*"##g' "$file" | grep -nw 'Realm' |

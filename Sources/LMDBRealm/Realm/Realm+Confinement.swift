@@ -82,12 +82,21 @@ extension Realm {
     }
 
     /// Stops the process unless called from the realm's thread or queue.
+    ///
+    /// The common case, a thread-confined realm on its thread, is checked inline (small enough
+    /// to inline into every accessor through `ObjectStore`); the rest calls out.
     @inline(__always)
     func checkThread() {
+        // pthread_t is an integer (Linux) or a pointer (Darwin): compared directly, not
+        // through pthread_equal, a call saved on every property read.
+        if case .thread(let owner) = confinement, owner == pthread_self() { return }
+        checkConfinement()
+    }
+
+    @inline(never)
+    private func checkConfinement() {
         switch confinement {
         case .thread(let owner):
-            // pthread_t is an integer (Linux) or a pointer (Darwin): compared directly, not
-            // through pthread_equal, a call saved on every property read.
             if owner != pthread_self() { wrongThread() }
         case .queue(let token):
             if DispatchQueue.getSpecific(key: QueueToken.key) !== token { wrongThread() }

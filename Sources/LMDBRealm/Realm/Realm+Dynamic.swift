@@ -152,7 +152,7 @@ extension Object {
             unsafeDowncast(self, to: DynamicObject.self).unmanagedValues[name] = newValue
             return
         }
-        let (_, table, column) = dynamicProperty(name)
+        let (realm, table, column) = dynamicProperty(name)
         let property = table.schema.properties[column]
         require(property.type != .linkingObjects, "Cannot set '\(table.className).\(name)': LinkingObjects are computed from the links to an object")
         if property.isArray {
@@ -175,7 +175,7 @@ extension Object {
         }
         let field = migrationField(newValue, for: property)
         require(field != nil || property.isOptional || property.type == .object, "Cannot set the required property '\(table.className).\(name)' to nil")
-        guard let (realm, stored) = prepareFieldWrite(Int32(column)) else { return }
+        guard let stored = prepareFieldWrite(Int32(column), in: realm) else { return }
         field.withUnsafeBytesIfPresent { realm.replaceField(of: self, storedColumn: stored, with: $0) }
     }
 

@@ -279,7 +279,13 @@ extension Realm {
     }
 }
 
-extension Realm: StoreReader {}
+extension Realm: ObjectStore {
+    typealias Accessor = Object
+
+    var writeHasFailed: Bool {
+        @inline(__always) get { writing.failure != nil }
+    }
+}
 
 extension Realm: WriteSessionObserver {
     func writeSessionChanged() {

@@ -3,7 +3,8 @@ import LMDBRealmFormat
 import LMDBRealmStorage
 
 // The accessor side of a managed Object: reading fields from the realm's snapshot, writing them
-// inside a write transaction.
+// inside a write transaction. The accessors reach the store only through `ObjectStore`
+// (LMDBRealmStorage); they are generic over it, and specialized for `Realm`.
 extension Object {
     /// The bytes of declared column `column` in the object's current record (`nil`: null).
     ///
@@ -26,7 +27,7 @@ extension Object {
     }
 
     @inline(__always)
-    private final func readField(_ column: Int32, realm: Realm, binding: TableBinding) -> UnsafeRawBufferPointer? {
+    private final func readField<Store: ObjectStore>(_ column: Int32, realm: Store, binding: TableBinding) -> UnsafeRawBufferPointer? {
         realm.checkThread()
         let stored = binding.isIdentity ? Int(column) : binding.storedColumn(column)
         if !_record.isCurrent(at: realm.generation) {
@@ -40,7 +41,7 @@ extension Object {
 
     /// The primary key's field, decoded from the object's key into the realm's buffer (valid
     /// until the next such read).
-    private final func primaryKeyField(_ realm: Realm, type: PropertyType) -> UnsafeRawBufferPointer? {
+    private final func primaryKeyField<Store: ObjectStore>(_ realm: Store, type: PropertyType) -> UnsafeRawBufferPointer? {
         if type == .int, let value = _key.intPrimaryKey {
             let out = realm.keyFieldBuffer.reserve(8)
             out.storeBytes(of: value.littleEndian, as: Int64.self)
@@ -61,27 +62,25 @@ extension Object {
     /// if it was made without one or the realm has changed since; stops the process if the
     /// object is gone.
     @inline(__always)
-    final func loadRecord(_ realm: Realm) {
+    final func loadRecord<Store: ObjectStore>(_ realm: Store) {
         if !_record.isCurrent(at: realm.generation) { rebind(realm) }
     }
 
     /// Writes `value` into declared column `column` of the object's record.
     @usableFromInline
     final func _writeField<Value: _Persistable>(_ column: Int32, _ value: Value) {
-        guard let (realm, stored) = prepareFieldWrite(column) else { return }
+        guard let realm = _realm else { fatalError("a key path recorder cannot be written to") }
+        guard let stored = prepareFieldWrite(column, in: realm) else { return }
         value._rlmWithBytes { realm.replaceField(of: self, storedColumn: stored, with: $0) }
     }
 
-    /// Checks that declared column `column` may be written now and loads the record; returns
-    /// the realm and the stored column, or `nil` once the write has failed (its commit throws
-    /// the failure, and nothing more changes).
+    /// Checks that declared column `column` may be written now in `realm` (the object's) and
+    /// loads the record; returns the stored column, or `nil` once the write has failed (its
+    /// commit throws the failure, and nothing more changes).
     @inline(__always)
-    final func prepareFieldWrite(_ column: Int32) -> (Realm, Int)? {
-        guard let realm = _realm else {
-            fatalError("a key path recorder cannot be written to")
-        }
+    final func prepareFieldWrite<Store: ObjectStore>(_ column: Int32, in realm: Store) -> Int? where Store.Accessor == Object {
         realm.checkWriteThread()
-        guard realm.writing.failure == nil else { return nil }
+        guard !realm.writeHasFailed else { return nil }
         // The table may have gained or lost an index since this accessor was made; the
         // realm's current binding maintains the current set.
         if let current = realm.currentBinding(of: self), current !== _binding { _binding = current }
@@ -91,12 +90,12 @@ extension Object {
             fatalError("Primary key can't be changed after an object is inserted.")
         }
         loadRecord(realm)
-        return (realm, stored)
+        return stored
     }
 
     /// Finds the object's record in the realm's current version, or stops the process if the
     /// object is gone.
-    final func rebind(_ realm: Realm) {
+    final func rebind<Store: ObjectStore>(_ realm: Store) {
         guard let record = lookUpRecord(realm) else {
             fatalError("Object has been deleted or invalidated.")
         }
@@ -104,7 +103,7 @@ extension Object {
     }
 
     /// The object's record in the realm's current version, checked, or `nil` if deleted.
-    final func lookUpRecord(_ realm: Realm) -> UnsafeRawBufferPointer? {
+    final func lookUpRecord<Store: ObjectStore>(_ realm: Store) -> UnsafeRawBufferPointer? {
         let binding = _binding.unsafelyUnwrapped
         let view = realm.readView()
         let record: UnsafeRawBufferPointer?
