@@ -166,7 +166,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LMDBRealmTests",
-            dependencies: ["LMDBRealm", "LMDBRealmStorage", "LMDBKit", "CHotPaths", "TestSupport", "RealmTestHelper"],
+            dependencies: ["LMDBRealm", "LMDBRealmFormat", "LMDBRealmStorage", "LMDBKit", "CHotPaths", "TestSupport", "RealmTestHelper"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -508,9 +508,8 @@ package struct FieldOrder {
             let (l, r) = (orderedBits(Double(StoredField.float(x))), orderedBits(Double(StoredField.float(y))))
             return l < r ? -1 : (l > r ? 1 : 0)
         case .decimal:
-            let (l, r) = (StoredField.decimal(x), StoredField.decimal(y))
-            if l.isNaN || r.isNaN { return l.isNaN ? (r.isNaN ? 0 : -1) : 1 }
-            return l < r ? -1 : (l > r ? 1 : 0)
+            // Exactly, over Decimal128's whole range; NaN first.
+            return DecimalOrder.compare(x, y)
         case .bool, .string, .data, .uuid, .objectId, .object, .linkingObjects:
             return ByteOrder.compare(x, y)
         case .mixed:
@@ -519,8 +518,9 @@ package struct FieldOrder {
             if ra != rb { return ra < rb ? -1 : 1 }
             if a.type == b.type { return compare(a.payload, b.payload, a.type) }
             // Numbers of two kinds: by value.
-            let (l, r) = (decodeDecimal(a.payload, a.type), decodeDecimal(b.payload, b.type))
-            return l < r ? -1 : (l > r ? 1 : 0)
+            return ExactDecimal(numberIn: a.payload, type: a.type).key.withUnsafeBytes { l in
+                ExactDecimal(numberIn: b.payload, type: b.type).key.withUnsafeBytes { r in ByteOrder.compare(l, r) }
+            }
         }
     }
 

@@ -221,8 +221,13 @@ struct QueryCompiler {
             guard let v = value.doubleValue else { return { _, _ in op == .notEqual } }
             return make { decodeDouble($0, type).compare(op, v) }
         case (.int, .decimal), (.decimal, _):
+            // Exactly, by order keys: the constant's made once, each field's in place.
             guard let v = value.decimalValue else { return { _, _ in op == .notEqual } }
-            return make { decodeDecimal($0, type).compare(op, v) }
+            let constant = v.key
+            if type == .int {
+                return make { f in ExactDecimal(Int64._rlmDecode(f)).key.withUnsafeBytes { decimalMatches($0, op, constant) } }
+            }
+            return make { f in DecimalOrder.withKey(of: f) { decimalMatches($0, op, constant) } }
         case (.string, .string(let s)):
             if options.isEmpty {
                 let bytes = Array(s.utf8)
@@ -322,7 +327,10 @@ extension QueryValue {
         case (.int, .double), (.double, .int), (.double, .double):
             return sign(doubleValue!, other.doubleValue!)
         case (.decimal, .int), (.decimal, .double), (.decimal, .decimal), (.int, .decimal), (.double, .decimal):
-            return sign(decimalValue!, other.decimalValue!)
+            let (a, b) = (decimalValue!, other.decimalValue!)
+            // NaN equals NaN and orders with nothing else.
+            if a.isNaN || b.isNaN { return a.isNaN && b.isNaN ? 0 : nil }
+            return ByteOrder.compare(a.key, b.key)
         case (.string(let a), .string(let b)):
             if options.isEmpty { return ByteOrder.compare(Array(a.utf8), Array(b.utf8)) }
             return sign(fold(a, options), fold(b, options))
@@ -333,6 +341,22 @@ extension QueryValue {
         default: return nil
         }
     }
+}
+
+/// Whether a decimal of order key `field` stands in relation `op` to the constant of key
+/// `constant`: exactly; NaN equals NaN and is neither less nor greater than anything.
+@inline(__always)
+private func decimalMatches(_ field: UnsafeRawBufferPointer, _ op: ComparisonOperator, _ constant: [UInt8]) -> Bool {
+    let fieldIsNaN = DecimalOrder.isNaN(key: field)
+    let constantIsNaN = constant.first == DecimalOrder.nanClass
+    if fieldIsNaN || constantIsNaN {
+        switch op {
+        case .equal: return fieldIsNaN && constantIsNaN
+        case .notEqual: return !(fieldIsNaN && constantIsNaN)
+        default: return false
+        }
+    }
+    return ByteOrder.compare(field, constant).compare(op, 0)
 }
 
 extension Comparable {
@@ -354,16 +378,17 @@ extension QueryValue {
         switch self {
         case .int(let v): Double(v)
         case .double(let v): v
-        case .decimal(let v): NSDecimalNumber(decimal: v).doubleValue
+        case .decimal(let v): v.doubleValue
         case .date(let d): d.timeIntervalSinceReferenceDate
         default: nil
         }
     }
 
-    var decimalValue: Decimal? {
+    /// The value as an exact decimal, for comparison with a decimal property.
+    var decimalValue: ExactDecimal? {
         switch self {
-        case .int(let v): Decimal(v)
-        case .double(let v): v.isNaN ? .nan : Decimal(v)
+        case .int(let v): ExactDecimal(v)
+        case .double(let v): ExactDecimal(v)
         case .decimal(let v): v
         default: nil
         }

@@ -421,15 +421,29 @@ struct PredicateLexer {
         }
         let text = String(decoding: bytes[start..<position], as: UTF8.self)
         if isInteger {
-            guard let value = Int64(text) else {
-                throw malformed("number", at: start, ": out of the range of Int64")
+            if let value = Int64(text) {
+                return PredicateToken(kind: .literal(.int(value)), offset: start, length: position - start)
             }
-            return PredicateToken(kind: .literal(.int(value)), offset: start, length: position - start)
+            // Beyond Int64, the exact decimal (for a decimal property), if Decimal128 holds it.
+            guard Decimal128.parse(text) != nil, let exact = ExactDecimal(text: text) else {
+                throw malformed("number", at: start, ": out of the range of Int64 and of Decimal128")
+            }
+            return PredicateToken(kind: .literal(.decimal(exact)), offset: start, length: position - start)
         }
-        guard let value = Double(text), value.isFinite else {
-            throw malformed("number", at: start, ": out of the range of Double")
+        // A number a Double holds (its shortest spelling is the same number) is a Double; one
+        // it does not (`1E+6000`, 34 digits) is the exact decimal, if Decimal128 holds it, so
+        // that a decimal property is compared with the number written.
+        let double = Double(text)
+        if let double, double.isFinite, ExactDecimal(double).key == DecimalOrder.key(of: text) {
+            return PredicateToken(kind: .literal(.double(double)), offset: start, length: position - start)
         }
-        return PredicateToken(kind: .literal(.double(value)), offset: start, length: position - start)
+        if Decimal128.parse(text) != nil, let exact = ExactDecimal(text: text) {
+            return PredicateToken(kind: .literal(.decimal(exact)), offset: start, length: position - start)
+        }
+        guard let double, double.isFinite else {
+            throw malformed("number", at: start, ": out of the range of Double and of Decimal128")
+        }
+        return PredicateToken(kind: .literal(.double(double)), offset: start, length: position - start)
     }
 
     private mutating func hexNumber(start: Int) throws(RealmError) -> PredicateToken {

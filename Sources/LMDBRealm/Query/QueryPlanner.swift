@@ -278,7 +278,9 @@ extension QueryValue {
         case (.string(let v), .string): Array(v.utf8)
         case (.date(let v), .date): withUnsafeBytes(of: v.timeIntervalSinceReferenceDate.bitPattern.littleEndian) { Array($0) }
         case (.uuid, .uuid), (.objectId, .objectId): rawBytes
-        case (.decimal(let v), .decimal): v.isNaN ? nil : Array(v.description.utf8)
+        // Through the index only when the index holds the value exactly (its keys are
+        // Decimal128's); longer `Decimal`s scan, compared exactly.
+        case (.decimal(let v), .decimal): v.isNaN || Decimal128.parse(v.text) == nil ? nil : Array(v.text.utf8)
         case (.int(let v), .decimal): Array(String(v).utf8)
         case (.data(let key), .object): Array(key)
         case (.string(let s), .uuid): UUID(uuidString: s).map { u in withUnsafeBytes(of: u.uuid) { Array($0) } }

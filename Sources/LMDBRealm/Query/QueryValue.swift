@@ -13,7 +13,8 @@ enum QueryValue: Sendable, Hashable, CustomStringConvertible {
     case date(Date)
     case uuid(UUID)
     case objectId(ObjectId)
-    case decimal(Decimal)
+    /// A decimal, exactly as given (compared by its order key, over any range).
+    case decimal(ExactDecimal)
 
     /// The value of a persistable Swift value.
     init<V: _Persistable>(_ value: V) {
@@ -35,7 +36,7 @@ enum QueryValue: Sendable, Hashable, CustomStringConvertible {
         case .date: self = .date(Date._rlmDecode(field))
         case .uuid: self = .uuid(UUID._rlmDecode(field))
         case .objectId: self = .objectId(ObjectId._rlmDecode(field))
-        case .decimal: self = .decimal(Decimal._rlmDecode(field))
+        case .decimal: self = .decimal(ExactDecimal(text: String(decoding: field, as: UTF8.self)) ?? ExactDecimal(Decimal128.nan))
         // A link as the target's key.
         case .object, .linkingObjects: self = .data(Data(field))
         case .mixed:
@@ -77,8 +78,8 @@ enum QueryValue: Sendable, Hashable, CustomStringConvertible {
         case let v as UUID: self = .uuid(v)
         case let v as ObjectId: self = .objectId(v)
         case let v as AnyRealmValue: self = QueryValue(v)
-        case let v as Decimal: self = .decimal(v)
-        case let v as Decimal128: self = .decimal(v.decimalValue)
+        case let v as Decimal: self = .decimal(ExactDecimal(v))
+        case let v as Decimal128: self = .decimal(ExactDecimal(v))
         case let v as Object:
             // A link's value: the object's key. Only a stored object has one.
             guard v.realm != nil else { return nil }

@@ -391,10 +391,10 @@ private let oidText = "0123456789abcdef01234567"
         ("wordCount == 1e", "malformed number literal '1e' at offset 13"),
         ("wordCount == 0x", "malformed number literal '0x' at offset 13"),
         ("wordCount == 0xG1", "malformed number literal '0xG1' at offset 13"),
-        ("wordCount == 9223372036854775808", "malformed number literal '9223372036854775808' at offset 13: out of the range of Int64"),
+        ("wordCount == 12345678901234567890123456789012345", "malformed number literal '12345678901234567890123456789012345' at offset 13: out of the range of Int64 and of Decimal128"),
         ("wordCount == 0x8000000000000000", "malformed number literal '0x8000000000000000' at offset 13: out of the range of Int64"),
         ("wordCount == 0x10000000000000000", "malformed number literal '0x10000000000000000' at offset 13: out of the range of Int64"),
-        ("wordCount == 1e999", "malformed number literal '1e999' at offset 13: out of the range of Double"),
+        ("wordCount == 1e99999", "malformed number literal '1e99999' at offset 13: out of the range of Double and of Decimal128"),
         // Dates.
         ("pubDate == 2015-07-01", "malformed date literal '2015-07-01' at offset 11: expected YYYY-MM-DD@HH:MM:SS, then optionally .fraction or :nanoseconds"),
         ("pubDate == 2015-7-01@00:00:00", "malformed date literal '2015-7-01@00:00:00' at offset 11: expected YYYY-MM-DD@HH:MM:SS, then optionally .fraction or :nanoseconds"),
