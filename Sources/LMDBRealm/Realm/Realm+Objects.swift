@@ -85,6 +85,7 @@ extension Realm {
                 (base + offsets[column]).storeBytes(of: Int32(truncatingIfNeeded: column), as: Int32.self)
             }
         }
+        binding.classInfo.adopt(object)
         object._realm = self
         object._isManaged = true
         object._binding = binding
@@ -275,6 +276,7 @@ extension Realm {
         checkRecord(record, of: binding.table)
         ColumnCounter.begin(accessor: binding.classInfo.hasGeneratedDefaults)
         let object = binding.classInfo.type.init()
+        binding.classInfo.adopt(object)
         object._realm = self
         object._isManaged = true
         object._binding = binding
@@ -297,6 +299,7 @@ extension Realm {
     func makeObject(_ binding: TableBinding, key: ObjectKey) -> Object {
         ColumnCounter.begin(accessor: binding.classInfo.hasGeneratedDefaults)
         let object = binding.classInfo.type.init()
+        binding.classInfo.adopt(object)
         object._realm = self
         object._isManaged = true
         object._binding = binding

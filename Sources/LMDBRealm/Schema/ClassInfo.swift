@@ -29,6 +29,8 @@ final class ClassInfo: @unchecked Sendable {
     let fields: [Field]
     /// Indexed by column: where each wrapper's column number sits in the object.
     let columnOffsets: [Int]
+    /// Where each wrapper's owner reference sits in the object (see ``adopt(_:)``).
+    let ownerOffsets: [Int]
     let primaryKeyColumn: Int?
     /// Whether a new object makes a value (an `ObjectId` or `UUID` property generates one) that
     /// an accessor of a stored object must not spend time on.
@@ -57,6 +59,7 @@ final class ClassInfo: @unchecked Sendable {
         self.schema = schema
         fields = []
         columnOffsets = []
+        ownerOffsets = []
         primaryKeyColumn = schema.properties.firstIndex { $0.isPrimary }
         hasGeneratedDefaults = false
         links = []
@@ -146,6 +149,7 @@ final class ClassInfo: @unchecked Sendable {
             isEmbedded: type is EmbeddedObject.Type)
         self.fields = columns.map(\.field)
         self.columnOffsets = columns.map { $0.field.offset - $0.field.accessor.valueOffset + $0.field.accessor.columnOffset }
+        self.ownerOffsets = columns.map { $0.field.offset - $0.field.accessor.valueOffset + $0.field.accessor.ownerOffset }
         self.primaryKeyColumn = keys.first
         self.hasGeneratedDefaults = properties.contains { ($0.type == .objectId || $0.type == .uuid) && !$0.isOptional && !$0.isArray }
         self.links = columns.compactMap { c in c.field.accessor.linkTarget.map { (c.column, $0) } }
@@ -217,6 +221,17 @@ final class ClassInfo: @unchecked Sendable {
             keyPathNames[keyPath] = name
             keyPathsByIdentity[ObjectIdentifier(keyPath)] = (keyPath, name)
             return name
+        }
+    }
+
+    /// Points each wrapper of `object`, of this class, at `object`, so that encoding it reads
+    /// its stored values (see `Persisted.encode(to:)`). Called as it becomes managed.
+    @inline(__always)
+    func adopt(_ object: Object) {
+        let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
+        let owner = Unmanaged.passUnretained(object)
+        ownerOffsets.withUnsafeBufferPointer { offsets in
+            for offset in offsets { (base + offset).storeBytes(of: Optional(owner), as: Unmanaged<Object>?.self) }
         }
     }
 

@@ -18,6 +18,9 @@ import LMDBRealmStorage
 // A decoded wrapper cannot know its column (the synthesised initialiser replaces each
 // wrapper after the defaults were made): adding the object writes every wrapper's column,
 // before anything reads through them.
+//
+// Encoding a managed object writes what is stored, as reading its properties would: each
+// wrapper of a managed object knows its object (set when the realm adds it or makes it).
 
 extension Persisted: Decodable where Value: Decodable {
     /// Reads the value. A missing optional property decodes as `nil`, as in RealmSwift; a
@@ -46,14 +49,16 @@ extension Persisted: Decodable where Value: Decodable {
 }
 
 extension Persisted: Encodable where Value: Encodable {
-    /// Writes the value of an unmanaged object's property.
-    ///
-    /// Encode unmanaged objects, as in RealmSwift: a managed object's wrappers do not hold its
-    /// values (they are read from the file through the object). Encode a detached copy,
-    /// `Dog(value: managedDog)`, or write `encode(to:)` for the class.
+    /// Writes the property's value: on a managed object the stored one, read from the realm as
+    /// a property read does (on the realm's thread, in its current version); on an unmanaged
+    /// object the one it holds.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
-        try container.encode(value)
+        if let object = owner?.takeUnretainedValue(), object._isManaged, object._realm != nil {
+            try container.encode(Value._rlmGet(object, column: column))
+        } else {
+            try container.encode(value)
+        }
     }
 }
 

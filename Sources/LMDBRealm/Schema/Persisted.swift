@@ -24,6 +24,11 @@ public struct Persisted<Value: _Persistable> {
     @usableFromInline var value: Value
     @usableFromInline let column: Int32
     @usableFromInline let options: UInt8
+    /// The object this wrapper is a property of, once it is managed (set by the realm when it
+    /// adds the object or makes an accessor; never counted: the object holds its wrappers).
+    /// Encoding reads the stored value through it: the synthesized `encode(to:)` of a model
+    /// reads the wrappers themselves, not the properties.
+    @usableFromInline var owner: Unmanaged<Object>?
 
     @usableFromInline static var primaryKeyOption: UInt8 { 1 }
     @usableFromInline static var indexedOption: UInt8 { 2 }
@@ -47,6 +52,7 @@ public struct Persisted<Value: _Persistable> {
         self.value = value
         self.column = ColumnCounter.next()
         self.options = options
+        self.owner = nil
     }
 
     @available(*, unavailable, message: "@Persisted can only be used on a property of an Object subclass")
@@ -123,6 +129,8 @@ protocol PersistedField {
     static var columnOffset: Int { get }
     /// Where the value sits inside the wrapper.
     static var valueOffset: Int { get }
+    /// Where the owning object's reference sits inside the wrapper.
+    static var ownerOffset: Int { get }
     /// Lends the record bytes of the value at `value` (a wrapper's address plus
     /// `valueOffset`). Reads the value by its own type, so no wrapper metadata is needed.
     static func withValueBytes<R>(at value: UnsafeRawPointer, _ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R
@@ -169,6 +177,8 @@ extension Persisted: PersistedField {
     static var valueOffset: Int { MemoryLayout<Self>.offset(of: \Self.value)! }
 
     static var columnOffset: Int { MemoryLayout<Self>.offset(of: \Self.column)! }
+
+    static var ownerOffset: Int { MemoryLayout<Self>.offset(of: \Self.owner)! }
 
     static func withValueBytes<R>(at value: UnsafeRawPointer, _ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
         try value.assumingMemoryBound(to: Value.self).pointee._rlmWithBytes(body)

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import LMDBRealm
 import TestSupport
 import Testing
@@ -58,6 +59,55 @@ final class CodablePet: Object, Codable {
             }
             #expect(stored.age == 42 && stored.nickname == "A")
             #expect(realm.objects(CodableOwner.self).where { $0.age == 42 }.count == 1)
+        }
+    }
+
+    /// A managed object encodes what is stored, not what its wrappers held: the object that was
+    /// added (its wrappers hold the values it was added with) and an accessor read from the
+    /// realm (its wrappers hold defaults) both encode a write made since on another thread.
+    @Test func managedObjectsEncodeTheirStoredValues() throws {
+        try withTemporaryDirectory { dir in
+            let configuration = makeConfiguration(dir, types: [CodableOwner.self, CodablePet.self])
+            let realm = try Realm(configuration: configuration)
+            let added = try JSONDecoder().decode(CodableOwner.self, from: Self.json)
+            try realm.write { realm.add(added) }
+            let read = try #require(realm.object(ofType: CodableOwner.self, forPrimaryKey: "Ann"))
+
+            let written = DispatchSemaphore(value: 0)
+            let failure = Mutex<String?>(nil)
+            let writer = Thread {
+                defer { written.signal() }
+                do {
+                    let other = try Realm(configuration: configuration)
+                    let owner = other.object(ofType: CodableOwner.self, forPrimaryKey: "Ann")!
+                    try other.write {
+                        owner.age = 50
+                        owner.nickname = "Z"
+                        owner.pet!.name = "Max"
+                        owner.pets.append(CodablePet(value: ["name": "Sam", "legs": 2]))
+                        owner.tags.insert("c")
+                        owner.scores["home"] = 9
+                    }
+                } catch {
+                    failure.withLock { $0 = "\(error)" }
+                }
+            }
+            writer.start()
+            #expect(written.wait(timeout: .now() + 30) == .success, "the other thread's write did not end")
+            #expect(failure.withLock { $0 } == nil)
+            realm.refresh()
+
+            for object in [added, read] {
+                let back = try JSONDecoder().decode(CodableOwner.self, from: try JSONEncoder().encode(object))
+                #expect(back.name == "Ann" && back.age == 50 && back.nickname == "Z")
+                #expect(back.id == read.id && back.born == read.born)
+                #expect(back.pet?.name == "Max" && back.pet?.legs == 4)
+                #expect(back.pets.map(\.name) == ["Tom", "Kit", "Sam"] && back.pets.map(\.legs) == [3, 4, 2])
+                #expect(Set(back.tags) == ["a", "b", "c"] && back.scores["home"] == 9)
+            }
+            // A detached copy encodes the same.
+            let copy = CodableOwner(value: read)
+            #expect(try JSONDecoder().decode(CodableOwner.self, from: try JSONEncoder().encode(copy)).age == 50)
         }
     }
 
