@@ -257,17 +257,20 @@ extension WriteSession {
     /// Whether values of `property` mean the same in another file: not links to objects without
     /// a primary key, whose keys are this file's own, unless they are embedded objects (which
     /// travel as values, in a link or a list; a map of them stays local).
-    func syncs(_ property: Property) -> Bool {
+    /// - Throws: What reading the target class's table threw: the exchange fails (and is
+    ///   tried again), never sends the object without the property.
+    func syncs(_ property: Property) throws -> Bool {
         guard property.type == .object, let target = property.objectClassName else { return true }
-        guard let table = try? findTable(named: target) else { return false }
+        guard let table = try findTable(named: target) else { return false }
         if table.schema.isEmbedded { return !property.isMap }
         return table.primaryKeyColumn != nil
     }
 
     /// The table of the embedded objects `property` links to, if it does.
-    package func embeddedTable(of property: Property) -> Table? {
+    /// - Throws: What reading the target class's table threw.
+    package func embeddedTable(of property: Property) throws -> Table? {
         guard property.type == .object, let target = property.objectClassName,
-            let table = try? findTable(named: target), table.schema.isEmbedded
+            let table = try findTable(named: target), table.schema.isEmbedded
         else { return nil }
         return table
     }
@@ -348,10 +351,10 @@ extension WriteSession {
             guard let record = try view.record(of: table, key: key) else { return nil }
             var values: [SyncValue] = []
             for (column, property) in table.schema.properties.enumerated() {
-                guard property.type != .linkingObjects, !(property.isPrimary && mask != nil), syncs(property) else { continue }
+                guard property.type != .linkingObjects, !(property.isPrimary && mask != nil), try syncs(property) else { continue }
                 if let mask, mask & ChangeLog.bit(column) == 0 { continue }
                 let field: SyncValue.Field
-                let embedded = embeddedTable(of: property)
+                let embedded = try embeddedTable(of: property)
                 if let list = table.lists[column] {
                     var elements = try view.listElements(list, owner: key)
                     if let embedded {

@@ -18,8 +18,9 @@ extension Realm {
     /// named one for a key path), as `view` sees the links. A logged change that left the
     /// object's values as they were in `base` (an upsert of the same values) is none.
     /// Each object found comes with the columns of `table` (a mask) its changed links start from.
+    /// - Throws: What reading a list or the backlinks threw (never "no linked change").
     func linkedModifications(_ logs: [ChangeLog], of table: Table, keyPaths: [String]?, from base: StoreView, in view: StoreView)
-        -> [ObjectKey: UInt64]
+        throws -> [ObjectKey: UInt64]
     {
         // The classes modified in place, with their changes merged.
         var modified: [String: [ObjectKey: UInt64]] = [:]
@@ -32,28 +33,28 @@ extension Realm {
         var found: [ObjectKey: UInt64] = [:]
 
         /// The keys of `changes` (of `target`) whose values in `columns` really differ.
-        func differing(_ changes: [ObjectKey: UInt64], of target: Table, columns: UInt64) -> [ObjectKey] {
-            changes.compactMap { key, logged in
+        func differing(_ changes: [ObjectKey: UInt64], of target: Table, columns: UInt64) throws -> [ObjectKey] {
+            try changes.compactMap { key, logged in
                 guard logged & columns != 0 else { return nil }
-                return key.withBytes { k in
+                return try key.withBytes { k in
                     guard let old = record(of: target, key: k, in: base), let new = record(of: target, key: k, in: view) else {
                         return false
                     }
-                    return observedFieldsDiffer(target, old, new, observed: columns, file: file)
+                    return try observedFieldsDiffer(target, old, new, observed: columns, file: file)
                         || listsDiffer(target, owner: k, base, view, columns: columns)
                 } ? key : nil
             }
         }
 
         /// Adds the objects of `table` that reach `keys` (objects at the end of `path`).
-        func walkBack(_ keys: [ObjectKey], along path: [(table: Table, column: Int)]) {
+        func walkBack(_ keys: [ObjectKey], along path: [(table: Table, column: Int)]) throws {
             guard !keys.isEmpty else { return }
             var current = keys
             for step in path.reversed() {
                 var sources = Set<ObjectKey>()
                 for key in current {
-                    key.withBytes { k in
-                        try? view.forEachBacklink(from: step.table, column: step.column, to: k, file: file) { owner in
+                    try key.withBytes { k in
+                        try view.forEachBacklink(from: step.table, column: step.column, to: k, file: file) { owner in
                             sources.insert(ObjectKey(owner))
                             return true
                         }
@@ -94,7 +95,7 @@ extension Realm {
                 guard reachable, let changes = modified[here.className],
                     let column = here.schema.properties.firstIndex(where: { $0.name == last })
                 else { continue }
-                walkBack(differing(changes, of: here, columns: ChangeLog.bit(column)), along: path)
+                try walkBack(differing(changes, of: here, columns: ChangeLog.bit(column)), along: path)
             }
             return found
         }
@@ -102,19 +103,19 @@ extension Realm {
         /// The objects of each class whose values really changed, found once.
         var really: [String: [ObjectKey]] = [:]
         /// Follows every link of `here`, reached along `path`, to the depth.
-        func follow(_ here: Table, _ path: [(table: Table, column: Int)]) {
+        func follow(_ here: Table, _ path: [(table: Table, column: Int)]) throws {
             guard path.count < linkedChangeDepth else { return }
             for (column, property) in here.schema.properties.enumerated() {
                 guard let next = target(of: property) else { continue }
                 let longer = path + [(here, column)]
                 if let changes = modified[next.className] {
-                    if really[next.className] == nil { really[next.className] = differing(changes, of: next, columns: ChangeLog.allColumns) }
-                    walkBack(really[next.className]!, along: longer)
+                    if really[next.className] == nil { really[next.className] = try differing(changes, of: next, columns: ChangeLog.allColumns) }
+                    try walkBack(really[next.className]!, along: longer)
                 }
-                follow(next, longer)
+                try follow(next, longer)
             }
         }
-        follow(table, [])
+        try follow(table, [])
         return found
     }
 }
@@ -222,8 +223,12 @@ final class LinkedComparison {
         guard let old = realm.record(of: table, key: key, in: base), let new = realm.record(of: table, key: key, in: view) else {
             return true
         }
-        return observedFieldsDiffer(table, old, new, observed: columns, file: realm.file)
-            || listsDiffer(table, owner: key, base, view, columns: columns)
+        do {
+            return try observedFieldsDiffer(table, old, new, observed: columns, file: realm.file)
+                || listsDiffer(table, owner: key, base, view, columns: columns)
+        } catch {
+            realm.cannotRead("a list of '\(table.className)'", error)
+        }
     }
 
     /// The keys of the objects the link or collection `column` of the object `key` holds now.

@@ -101,12 +101,11 @@ func columnMask(_ names: [String]?, of table: Table) -> UInt64 {
 
 /// Whether any list of `columns` (a column mask) of the object `owner` holds other elements in
 /// `new` than in `old`.
-func listsDiffer(_ table: Table, owner: UnsafeRawBufferPointer, _ old: StoreView, _ new: StoreView, columns: UInt64) -> Bool {
+/// - Throws: What reading a list threw (never "no change": observers get `.error`).
+func listsDiffer(_ table: Table, owner: UnsafeRawBufferPointer, _ old: StoreView, _ new: StoreView, columns: UInt64) throws -> Bool {
     guard columns != 0 else { return false }
     for (column, list) in table.lists where columns & ChangeLog.bit(column) != 0 {
-        let before = (try? old.listElements(list, owner: owner)) ?? []
-        let after = (try? new.listElements(list, owner: owner)) ?? []
-        if before != after { return true }
+        if try old.listElements(list, owner: owner) != new.listElements(list, owner: owner) { return true }
     }
     return false
 }
@@ -201,7 +200,14 @@ final class ResultsObserver<Element: Object>: NotificationObserver {
         if let key, let shared = realm.notifier.sharedResultsChanges[key] {
             change = shared
         } else {
-            change = computeChange(realm, from: base, to: current, logs: logs)
+            do {
+                change = try computeChange(realm, from: base, to: current, logs: logs)
+            } catch {
+                // What the commit changed cannot be read: the observer is told, not given an
+                // incomplete change (it hears of the next commit as usual).
+                if notify { fail(Realm.Error(error, url: realm.file.url, doing: "Cannot read the changes to '\(info.schema.className)' in")) }
+                return
+            }
             if let key { realm.notifier.sharedResultsChanges[key] = change }
         }
         keys = change.keys
@@ -211,7 +217,7 @@ final class ResultsObserver<Element: Object>: NotificationObserver {
 
     /// What moving from `base` to `current` does to the results: their keys at `current`, and
     /// the indices that changed.
-    private func computeChange(_ realm: Realm, from base: Snapshot, to current: Snapshot, logs: [ChangeLog]?) -> SharedResultsChange {
+    private func computeChange(_ realm: Realm, from base: Snapshot, to current: Snapshot, logs: [ChangeLog]?) throws -> SharedResultsChange {
         realm.notifier.resultsChangesComputed += 1
         let core = ResultsCore(realm: realm, info: info, steps: steps)
         let oldKeys = keys
@@ -230,19 +236,19 @@ final class ResultsObserver<Element: Object>: NotificationObserver {
 
         /// Whether the object under `key` changed in an observed column between the versions;
         /// `logged` are the columns the change logs name for it.
-        func changed(_ key: ObjectKey, logged: UInt64 = 0) -> Bool {
-            key.withBytes { k in
+        func changed(_ key: ObjectKey, logged: UInt64 = 0) throws -> Bool {
+            try key.withBytes { k in
                 guard let old = realm.record(of: table, key: k, in: base.view),
                     let new = realm.record(of: table, key: k, in: current.view)
                 else { return true }
-                return observedFieldsDiffer(table, old, new, observed: observed, file: realm.file)
+                return try observedFieldsDiffer(table, old, new, observed: observed, file: realm.file)
                     || listsDiffer(table, owner: k, base.view, current.view, columns: observedLists)
             }
         }
 
         if let logs, !logs.contains(where: \.catalogChanged) {
             // Objects whose linked objects changed count as modified too.
-            let throughLinks = realm.linkedModifications(logs, of: table, keyPaths: keyPaths, from: base.view, in: current.view)
+            let throughLinks = try realm.linkedModifications(logs, of: table, keyPaths: keyPaths, from: base.view, in: current.view)
             guard let merged = MergedChanges(logs, className: table.className) ?? (throughLinks.isEmpty ? nil : MergedChanges())
             else { return SharedResultsChange(core: core, keys: oldKeys, indices: nil) }
             defer {
@@ -261,13 +267,13 @@ final class ResultsObserver<Element: Object>: NotificationObserver {
                 let candidates = merged.modified.filter { $0.value & observed != 0 }.map(\.key)
                 if candidates.count <= 8 {
                     for key in candidates {
-                        if let i = oldKeys.firstIndex(of: key), changed(key, logged: merged.modified[key] ?? 0) { modifications.append(i) }
+                        if let i = oldKeys.firstIndex(of: key), try changed(key, logged: merged.modified[key] ?? 0) { modifications.append(i) }
                     }
                     modifications.sort()
                 } else {
                     let set = Set(candidates)
-                    for (i, key) in oldKeys.enumerated() where set.contains(key) && changed(key, logged: merged.modified[key] ?? 0) {
-                        modifications.append(i)
+                    for (i, key) in oldKeys.enumerated() where set.contains(key) {
+                        if try changed(key, logged: merged.modified[key] ?? 0) { modifications.append(i) }
                     }
                 }
             } else {
@@ -278,16 +284,14 @@ final class ResultsObserver<Element: Object>: NotificationObserver {
                 if candidates.count * 4 < oldKeys.count {
                     var oldIndex: [ObjectKey: Int] = [:]
                     for (i, key) in oldKeys.enumerated() where candidates.contains(key) { oldIndex[key] = i }
-                    for (key, i) in oldIndex
-                    where d.keptOldToNew[i] >= 0 && merged.columns(of: key) & observed != 0 && changed(key, logged: merged.columns(of: key)) {
-                        modifications.append(i)
+                    for (key, i) in oldIndex where d.keptOldToNew[i] >= 0 && merged.columns(of: key) & observed != 0 {
+                        if try changed(key, logged: merged.columns(of: key)) { modifications.append(i) }
                     }
                     modifications.sort()
                 } else {
                     for (i, key) in oldKeys.enumerated()
-                    where d.keptOldToNew[i] >= 0 && candidates.contains(key) && merged.columns(of: key) & observed != 0
-                        && changed(key, logged: merged.columns(of: key)) {
-                        modifications.append(i)
+                    where d.keptOldToNew[i] >= 0 && candidates.contains(key) && merged.columns(of: key) & observed != 0 {
+                        if try changed(key, logged: merged.columns(of: key)) { modifications.append(i) }
                     }
                 }
             }
@@ -310,9 +314,9 @@ final class ResultsObserver<Element: Object>: NotificationObserver {
                         observedFieldsDiffer(table, old, new, observed: observed, file: realm.file)
                     }
                 }
-                if differ
+                if try differ
                     || newKeys[j].withBytes({ k in
-                        listsDiffer(table, owner: k, base.view, current.view, columns: observedLists)
+                        try listsDiffer(table, owner: k, base.view, current.view, columns: observedLists)
                             || (linked?.columns(of: table, key: k) ?? 0) != 0
                     })
                 {
@@ -400,6 +404,16 @@ final class ObjectObserver<T: Object>: NotificationObserver {
 
     override func advance(_ realm: Realm, from base: Snapshot, to current: Snapshot, logs: [ChangeLog]?, notify: Bool) {
         baseline = current
+        do {
+            try advanceThrowing(realm, from: base, to: current, logs: logs, notify: notify)
+        } catch {
+            // What the commit changed cannot be read: the observer is told, not given an
+            // incomplete change (it hears of the next commit as usual).
+            if notify { fail(Realm.Error(error, url: realm.file.url, doing: "Cannot read the changes to an object of '\(info.schema.className)' in")) }
+        }
+    }
+
+    private func advanceThrowing(_ realm: Realm, from base: Snapshot, to current: Snapshot, logs: [ChangeLog]?, notify: Bool) throws {
         guard let binding = realm.bindingForReading(info.type) else {
             isFinished = true
             if notify { callback(.deleted) }
@@ -410,7 +424,7 @@ final class ObjectObserver<T: Object>: NotificationObserver {
         // The link columns through which a linked object changed.
         var throughLinks: UInt64 = 0
         if let logs, !logs.contains(where: \.catalogChanged) {
-            throughLinks = realm.linkedModifications(logs, of: table, keyPaths: keyPaths, from: base.view, in: current.view)[key] ?? 0
+            throughLinks = try realm.linkedModifications(logs, of: table, keyPaths: keyPaths, from: base.view, in: current.view)[key] ?? 0
             let merged = MergedChanges(logs, className: table.className)
             if merged == nil && throughLinks == 0 { return }
             // A deleted or replaced object counts as touched: every column is a candidate.
@@ -443,8 +457,8 @@ final class ObjectObserver<T: Object>: NotificationObserver {
             if let list = table.lists[c] {
                 // A list lives outside the record: its elements in both versions are compared.
                 // (RealmSwift gives no old and new value for a collection property either.)
-                let differs = key.withBytes { k in
-                    ((try? base.view.listElements(list, owner: k)) ?? []) != ((try? current.view.listElements(list, owner: k)) ?? [])
+                let differs = try key.withBytes { k in
+                    try base.view.listElements(list, owner: k) != current.view.listElements(list, owner: k)
                 }
                 if differs { changes.append(PropertyChange(name: property.name, oldValue: nil, newValue: nil)) }
                 continue

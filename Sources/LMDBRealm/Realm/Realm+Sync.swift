@@ -342,7 +342,7 @@ private final class SyncApplier {
             case .elements, .operations:
                 try setList(value.field, of: change.key, in: table, column: column, property: property)
             case .null, .value:
-                if let embedded = session.embeddedTable(of: property) {
+                if let embedded = try session.embeddedTable(of: property) {
                     try setEmbedded(value.field, of: change.key, in: table, column: column, embedded: embedded)
                     continue
                 }
@@ -366,7 +366,7 @@ private final class SyncApplier {
     /// file has, or the values.
     private func setList(_ field: SyncValue.Field, of owner: [UInt8], in table: Table, column: Int, property: Property) throws {
         guard case .elements(let elements) = field, table.lists[column] != nil else { return }
-        if let embedded = session.embeddedTable(of: property) {
+        if let embedded = try session.embeddedTable(of: property) {
             try setEmbedded(field, of: owner, in: table, column: column, embedded: embedded)
             return
         }
@@ -416,7 +416,7 @@ private final class SyncApplier {
                     fields.append(nil)
                     continue
                 }
-                if let embedded = session.embeddedTable(of: property) {
+                if let embedded = try session.embeddedTable(of: property) {
                     fields.append(try createEmbedded(target, in: embedded))
                 } else {
                     fields.append(try targetExists(target, of: property) ? target : nil)
@@ -430,7 +430,7 @@ private final class SyncApplier {
         let key = try session.insert(fields: fields, into: table, update: .error)
         for (column, property) in table.schema.properties.enumerated() {
             guard table.lists[column] != nil, case .elements(let elements)? = given[property.name]?.field else { continue }
-            if let embedded = session.embeddedTable(of: property) {
+            if let embedded = try session.embeddedTable(of: property) {
                 var made: [[UInt8]?] = []
                 for case let element? in elements { made.append(try createEmbedded(element, in: embedded)) }
                 try session.setList(made, of: key, in: table, column: column)
