@@ -66,6 +66,14 @@ extension FailableCustomPersistable {
         }
         return value
     }
+    /// Reads the property. A stored value that makes none of the type stops the process naming
+    /// the file, the class, the property and the value; an optional property reads it as `nil`.
+    public static func _rlmGet(_ object: Object, column: Int32) -> Self {
+        let stored = PersistedType._rlmDecode(object._readField(column))
+        if let value = Self(persistedValue: stored) { return value }
+        if ClassInfo.isRecordingOnThisThread { return _rlmDefaultValue }
+        object._storedValueCannotBeRead(column: column, "the stored value \(stored) does not make a \(Self.self)")
+    }
     /// An optional property holds `nil` where the stored value makes none.
     public static func _rlmGetOptional(_ object: Object, column: Int32) -> Self? {
         guard let field = object._readField(column) else { return nil }

@@ -117,6 +117,18 @@ extension Object {
         return record
     }
 
+    /// Stops the process: the value stored in declared column `column` is not one the
+    /// property's type can hold (`problem` says why). The message names the file, the class and
+    /// the property, so that whoever reads it knows which data an older app met.
+    @usableFromInline
+    final func _storedValueCannotBeRead(column: Int32, _ problem: String) -> Never {
+        guard let realm = _realm, let binding = _binding else { fatalError("An unmanaged object cannot hold \(problem)") }
+        let stored = binding.isIdentity ? Int(column) : binding.storedColumn(column)
+        let table = binding.table
+        let name = stored < table.schema.properties.count ? table.schema.properties[stored].name : "column \(stored)"
+        fatalError("The realm at '\(realm.file.url.path)' holds a value of '\(table.className).\(name)' this app cannot read: \(problem)")
+    }
+
     /// Whether the object was deleted, or its realm's write cancelled, so that it can no
     /// longer be read. Unmanaged objects are never invalidated.
     public var isInvalidated: Bool {

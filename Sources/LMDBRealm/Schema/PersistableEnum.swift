@@ -40,4 +40,18 @@ extension PersistableEnum {
     public func _rlmWithBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
         try rawValue._rlmWithBytes(body)
     }
+    /// Reads the property. A stored raw value that is no case (a newer version of the app
+    /// wrote it, or a sync node running one) stops the process naming the file, the class, the
+    /// property and the value; an optional property reads it as `nil`.
+    public static func _rlmGet(_ object: Object, column: Int32) -> Self {
+        let raw = RawValue._rlmDecode(object._readField(column))
+        if let value = Self(rawValue: raw) { return value }
+        if ClassInfo.isRecordingOnThisThread { return _rlmDefaultValue }
+        object._storedValueCannotBeRead(column: column, "the stored value \(raw) is not a case of \(Self.self)")
+    }
+    /// An optional property holds `nil` where the stored raw value is no case.
+    public static func _rlmGetOptional(_ object: Object, column: Int32) -> Self? {
+        guard let field = object._readField(column) else { return nil }
+        return Self(rawValue: RawValue._rlmDecode(field))
+    }
 }
