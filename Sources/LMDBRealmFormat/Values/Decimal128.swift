@@ -244,8 +244,13 @@ extension Decimal128 {
             return Decimal128(kind: .finite, negative: negative, coefficient: coefficient, exponent: exponent)
         }
         let value = Decimal128(negative: negative, coefficient: coefficient, exponent: exponent)
-        // Exactly representable only.
-        guard value.kind == .finite, value.coefficient == coefficient || coefficient == 0 else { return nil }
+        // Exactly representable only (a large exponent with a short coefficient is: `1E+6140`
+        // is 1000000000E+6131): the value's order key is the text's.
+        guard value.kind == .finite else { return nil }
+        if coefficient == 0 { return value }
+        var key: [UInt8] = []
+        value.appendOrderKey(to: &key)
+        guard DecimalOrder.key(of: bytes) == key else { return nil }
         return value
     }
 

@@ -51,6 +51,10 @@ final class Amount: Object {
         for spellings in [["1.50", "1.5", "15E-1", "0.15E+1", " +1.5 "], ["0", "-0", "0.000", "0E+6000"], ["1E+6000", "10E+5999", "0.1E6001"]] {
             #expect(Set(spellings.map { DecimalOrder.key(of: $0) }).count == 1, "\(spellings)")
         }
+        // A short coefficient with an exponent past the largest stored one is exact (its digits
+        // move into the coefficient); a long one is not.
+        #expect(try Decimal128(string: "289799E6126") == Decimal128(string: "2.89799E+6131"))
+        #expect(throws: Decimal128.ParseError.self) { try Decimal128(string: "1234567890123456789012345678901234E6112") }
         // Decimal's longer numbers (38 digits) are ordered by every digit.
         let a = try #require(DecimalOrder.key(of: "12345678901234567890123456789012345678"))
         let b = try #require(DecimalOrder.key(of: "12345678901234567890123456789012345679"))
