@@ -89,7 +89,7 @@ extension StoreView {
     ///   never an answer ("not linked" would be a wrong count).
     private func linksTo(_ origin: Table, _ column: Int, owner: UnsafeRawBufferPointer, target: UnsafeRawBufferPointer, file: StoreFile) throws -> Bool {
         guard let record = try transaction.get(origin.database.dbi, key: owner) else { return false }
-        origin.checkRecord(record, in: file)
+        origin.checkRecord(record, in: file, version: checkedVersion)
         guard let field = origin.field(record.baseAddress!, size: record.count, column: column, in: file) else { return false }
         return field.elementsEqual(target)
     }

@@ -153,7 +153,7 @@ extension QueryExecutor {
             reader.cannotRead("objects of '\(table.className)'", error)
         }
         guard let record else { return nil }
-        table.checkRecord(record, in: file)
+        table.checkRecord(record, in: file, version: checkedVersion)
         return record
     }
 

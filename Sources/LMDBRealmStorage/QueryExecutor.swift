@@ -20,11 +20,18 @@ package final class QueryExecutor {
     let file: StoreFile
     private var txn: UnsafeTransaction { view.transaction }
 
+    /// The committed version the view reads (see ``Table/checkedVersion``).
+    let checkedVersion: Int
+    /// The index entry a record stands for, made again to check an entry (kept: one
+    /// allocation a query, not one an entry).
+    private var expectedEntry: [UInt8] = []
+
     package init(reader: any StoreReader, table: Table, view: StoreView) {
         self.reader = reader
         self.table = table
         self.view = view
         file = reader.file
+        checkedVersion = view.checkedVersion
     }
 
     package typealias Visit = (_ key: UnsafeRawBufferPointer, _ record: UnsafeRawBufferPointer) -> Bool
@@ -43,12 +50,16 @@ package final class QueryExecutor {
     package func forEach(_ plan: QueryPlan, records: Bool = true, _ body: Visit) {
         let keysOnly = !records && plan.filter == nil
         do {
+            var whole = true
             try walk(plan, keysOnly: keysOnly) { key, record in
                 if keysOnly && record.baseAddress == nil { return body(key, record) }
-                table.checkRecord(record, in: file)
+                table.checkRecord(record, in: file, version: checkedVersion)
                 if let filter = plan.filter, !filter(key, record) { return true }
-                return body(key, record)
+                whole = body(key, record)
+                return whole
             }
+            // A full scan that went to the end checked every record.
+            if whole, case .fullScan = plan.access, !view.isWrite { table.markChecked(in: checkedVersion) }
         } catch {
             reader.cannotRead("objects of '\(table.className)'", error)
         }
@@ -108,11 +119,15 @@ package final class QueryExecutor {
         if case .fullScan = plan.access, let filter = plan.filter {
             // The common unindexed count, without forEach's layers around each record.
             do {
+                let version = checkedVersion
                 try scanTable(prefetching: plan.filterFieldPosition) { key, record in
-                    table.checkRecord(record, in: file)
+                    // Every record, the rejected ones too: a flipped bit can turn a match into
+                    // a non-match.
+                    table.checkRecord(record, in: file, version: version)
                     if filter(key, record) { n += 1 }
                     return true
                 }
+                if !view.isWrite { table.markChecked(in: version) }
             } catch {
                 reader.cannotRead("objects of '\(table.className)'", error)
             }
@@ -330,15 +345,15 @@ package final class QueryExecutor {
     /// Throws unless `record` (checked first) holds the value the index entry with key `entry`
     /// stands for.
     private func check(_ entry: UnsafeRawBufferPointer, against record: UnsafeRawBufferPointer, _ columns: IndexedColumns) throws {
-        table.checkRecord(record, in: file)
-        var expected: [UInt8] = []
+        table.checkRecord(record, in: file, version: checkedVersion)
+        expectedEntry.removeAll(keepingCapacity: true)
         switch columns {
         case .column(let column):
-            table.appendIndexKey(table.field(record.baseAddress!, size: record.count, column: column, in: file), column: column, to: &expected)
+            table.appendIndexKey(table.field(record.baseAddress!, size: record.count, column: column, in: file), column: column, to: &expectedEntry)
         case .compound(let index):
-            table.appendCompoundKey(index, record: record, in: file, to: &expected)
+            table.appendCompoundKey(index, record: record, in: file, to: &expectedEntry)
         }
-        guard expected.withUnsafeBytes({ ByteOrder.compare($0, entry) }) == 0 else {
+        guard expectedEntry.withUnsafeBytes({ ByteOrder.compare($0, entry) }) == 0 else {
             throw DamagedValue(description: "an index entry of '\(table.className)' is damaged: it names an object that does not hold its value")
         }
     }

@@ -24,13 +24,21 @@ package struct StoreView {
     /// they are read (`Realm.Configuration.verifiesChecksums`; records are checked by `Table`).
     package let verifiesChecksums: Bool
 
-    package init(_ transaction: UnsafeTransaction, verifiesChecksums: Bool = false) {
+    /// Whether the view is a write's (its transaction changes the file).
+    package let isWrite: Bool
+
+    package init(_ transaction: UnsafeTransaction, verifiesChecksums: Bool = false, isWrite: Bool = false) {
         self.transaction = transaction
         self.verifiesChecksums = verifiesChecksums
+        self.isWrite = isWrite
     }
 
     /// The LMDB transaction ID of the version: it changes exactly when the data does.
     package var version: Int { transaction.id }
+
+    /// The committed version whose bytes the view reads where it has not changed them: a
+    /// snapshot's own, or the version a write began from (see ``Table/checkedVersion``).
+    package var checkedVersion: Int { isWrite ? transaction.id - 1 : transaction.id }
 
     /// The record stored under `key` in `table`, or `nil`; its header is not checked yet.
     @inlinable @inline(__always)
@@ -75,11 +83,15 @@ package struct StoreView {
     package func forEachObject(
         of table: Table, in file: StoreFile, _ body: (_ key: UnsafeRawBufferPointer, _ record: UnsafeRawBufferPointer) throws -> Bool
     ) throws {
+        let version = checkedVersion
         let cursor = try UnsafeCursor(transaction: transaction, dbi: table.database.dbi)
+        var whole = true
         try cursor.forEach { key, record in
-            table.checkRecord(record, in: file)
-            return try body(key, record)
+            table.checkRecord(record, in: file, version: version)
+            whole = try body(key, record)
+            return whole
         }
+        if whole && !isWrite { table.markChecked(in: version) }
     }
 
     /// Refills `batch` with the objects of `table` after `lastKey` (from the first without it),

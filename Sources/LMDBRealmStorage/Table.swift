@@ -2,6 +2,7 @@ public import CHotPaths
 public import LMDBKit
 import Foundation
 public import LMDBRealmFormat
+public import Synchronization
 
 /// One class's objects in one file: an LMDB database whose keys are the objects' keys (the
 /// encoded primary key, or an auto-assigned number) and whose values are their records.
@@ -93,11 +94,46 @@ package final class Table: @unchecked Sendable {
         }
     }
 
-    /// Checks a record's header before it is trusted.
+    /// Checks a record's header before it is trusted, and its checksum when the file checks
+    /// them, unless every record of the table has been checked in committed version `version`
+    /// already (see ``checkedVersion``; -1 for a record of no such version).
     @inlinable @inline(__always)
-    package func checkRecord(_ record: UnsafeRawBufferPointer, in file: StoreFile) {
+    package func checkRecord(_ record: UnsafeRawBufferPointer, in file: StoreFile, version: Int = -1) {
         if let problem = Record.checkHeader(record, columns: columnCount) { damaged(problem, in: file) }
-        if file.verifiesChecksums, let problem = Record.checksumProblem(record) { damaged(problem, in: file) }
+        if file.verifiesChecksums, !isChecked(in: version), let problem = Record.checksumProblem(record) { damaged(problem, in: file) }
+    }
+
+    /// Checks a record's header before it is trusted; its checksum is the caller's to check
+    /// (``checkChecksum(_:in:)``).
+    @inlinable @inline(__always)
+    package func checkHeader(_ record: UnsafeRawBufferPointer, in file: StoreFile) {
+        if let problem = Record.checkHeader(record, columns: columnCount) { damaged(problem, in: file) }
+    }
+
+    /// Whether a record's header and checksum are sound (a caller that finds one that is not
+    /// reads it through ``checkRecord(_:in:version:)``, which stops saying what is wrong).
+    @inlinable @inline(__always)
+    package func checksumMatches(_ record: UnsafeRawBufferPointer) -> Bool {
+        Record.checkHeader(record, columns: columnCount) == nil && Record.checksumMatches(record)
+    }
+
+    /// The committed version of the file every record of which a read has checked against its
+    /// checksum (-1 if none): a scan that checked the whole table records it. The bytes of a
+    /// version do not change while a reader has it, so its records need not be checked twice;
+    /// a write that began from that version changes only records it writes itself. Relaxed:
+    /// a thread that sees the version reads records of its own map, and one that does not
+    /// only checks again.
+    @usableFromInline package let checkedVersion = Atomic<Int>(-1)
+
+    /// Whether every record of committed version `version` has been checked.
+    @inlinable @inline(__always)
+    package func isChecked(in version: Int) -> Bool {
+        version >= 0 && checkedVersion.load(ordering: .relaxed) == version
+    }
+
+    /// Records that a read of committed version `version` checked every record of the table.
+    package func markChecked(in version: Int) {
+        checkedVersion.store(version, ordering: .relaxed)
     }
 
     @usableFromInline func damaged(_ problem: String, in file: StoreFile) -> Never {

@@ -185,7 +185,7 @@ extension WriteSession {
         var entries: [([UInt8], [UInt8])] = []
         let cursor = try UnsafeCursor(transaction: txn, dbi: table.database.dbi)
         try cursor.forEach { key, record in
-            table.checkRecord(record, in: file)
+            table.checkRecord(record, in: file, version: checkedVersion)
             var indexKey: [UInt8] = []
             appendKey(record, &indexKey)
             if let appendValue {

@@ -56,7 +56,7 @@ extension WriteSession {
             for key in linking {
                 try key.withBytes { k in
                     guard let record = try txn.get(source.database.dbi, key: k) else { return }
-                    source.checkRecord(record, in: file)
+                    source.checkRecord(record, in: file, version: checkedVersion)
                     guard let field = source.field(record.baseAddress!, size: record.count, column: column, in: file) else { return }
                     // An index key cut short may name objects linking to another target.
                     if let removedSet, !removedSet.contains(ObjectKey(field)) { return }

@@ -49,7 +49,7 @@ extension WriteSession {
         if update != .error && !appending && (table.hasIndexes || changeLog != nil) {
             let old = try buffers.key.withUnsafeBytes { try txn.get(table.database.dbi, key: $0) }
             if let old {
-                table.checkRecord(old, in: file)
+                table.checkRecord(old, in: file, version: checkedVersion)
                 replaced = true
                 if let changeLog {
                     let mask = recordWriter.withRecord { changedColumns(table, old: old, new: $0) }
@@ -195,7 +195,7 @@ extension WriteSession {
                 guard let found = try cursor.seek(exactly: key) else { return }
                 removed.append(ObjectKey(key))
                 let record = found.value
-                table.checkRecord(record, in: file)
+                table.checkRecord(record, in: file, version: checkedVersion)
                 for (column, target) in cascade {
                     if let list = table.lists[column] {
                         for element in list.targets(of: try view.listElements(list, owner: key)) { doomed.append((target, ObjectKey(element))) }

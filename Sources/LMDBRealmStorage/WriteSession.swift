@@ -70,6 +70,8 @@ package final class WriteSession {
     package let id: UInt64
     /// The write's own view: reads inside the write see its changes.
     package let view: StoreView
+    /// The committed version the write began from (see ``Table/checkedVersion``).
+    package let checkedVersion: Int
     package private(set) var transaction: Transaction?
     package unowned let observer: any WriteSessionObserver
     /// What every change of the write passes through (see ``StoreWriter``).
@@ -91,7 +93,8 @@ package final class WriteSession {
         observer: any WriteSessionObserver
     ) {
         self.file = file
-        view = StoreView(transaction.unsafe, verifiesChecksums: file.verifiesChecksums)
+        view = StoreView(transaction.unsafe, verifiesChecksums: file.verifiesChecksums, isWrite: true)
+        checkedVersion = view.checkedVersion
         writer = StoreWriter(transaction, observer: observer)
         self.transaction = consume transaction
         id = WriteSession.nextID.add(1, ordering: .relaxed).newValue

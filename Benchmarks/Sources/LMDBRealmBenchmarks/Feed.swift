@@ -100,6 +100,7 @@ func feedNewTitle(_ i: Int) -> String { "Note \(i): a title of ordinary width" }
     init(directory: URL) throws {
         var config = Realm.Configuration(fileURL: directory.appendingPathComponent("feed.realm"), objectTypes: [Model.self])
         config.maximumFileSize = profileMapSize
+        config.verifiesChecksums = benchmarkVerifiesChecksums
         realm = try Realm(configuration: config)
     }
 

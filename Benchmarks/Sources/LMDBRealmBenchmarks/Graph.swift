@@ -107,6 +107,7 @@ enum GraphOperation: String, CaseIterable {
             fileURL: directory.appendingPathComponent("graph.realm"),
             objectTypes: [GraphArticle.self, GraphAuthor.self, GraphKeyword.self])
         config.maximumFileSize = profileMapSize  // room enough, and valgrind can reserve it
+        config.verifiesChecksums = benchmarkVerifiesChecksums
         realm = try Realm(configuration: config)
     }
 

@@ -3,9 +3,14 @@ import LMDBRealm
 
 let profileMapSize = 4 << 30
 
+/// Whether the LMDBRealm engines check every record's checksum as they read it (the default):
+/// `LMDBREALM_BENCH_CHECKSUMS=off` in the environment turns the check off, for measuring its
+/// cost under a profiler; `make bench` runs the flat suite both ways (engine `LMDBRealm-unchecked`).
+let benchmarkVerifiesChecksums = ProcessInfo.processInfo.environment["LMDBREALM_BENCH_CHECKSUMS"] != "off"
+
 /// The operations `--profile` repeats.
 enum ProfiledOperation: String, CaseIterable {
-    case insert, scan, get, filter, section, top100, delete, construct
+    case insert, scan, get, filter, section, top100, update, delete, construct
     case link_insert, follow_links, query_through_link, migrate, top_n_in_section, top_n_covered
 
     var summary: String {
@@ -16,6 +21,7 @@ enum ProfiledOperation: String, CaseIterable {
         case .filter: "count_filter over one loaded file, repeated for a second per round"
         case .section: "count_section_indexed over one loaded file, 20,000 queries a round"
         case .top100: "top100_by_date over one loaded file, repeated for a second per round"
+        case .update: "update_all (wordCount += 1 on every object, one write) over one loaded file"
         case .delete: "delete_all, the file loaded again before each round (the load is not timed)"
         case .construct: "creating and filling N unmanaged Articles, no realm"
         case .link_insert: "the graph workload's link_insert on a fresh file each round"
@@ -146,6 +152,13 @@ enum ProfiledOperation: String, CaseIterable {
                 } while now() - start < 1_000_000_000
                 rates.append(Double(runs) / (Double(now() - start) / 1e9))
             }
+        }
+    case .update:
+        let engine = try loaded(0)
+        for _ in 0..<rounds {
+            let (s, _) = try timed { try measured { try engine.updateAll() } }
+            rates.append(Double(n) / s)
+            check &+= try engine.count()
         }
     case .delete:
         for round in 0..<rounds {

@@ -11,12 +11,15 @@ final class Article: Object {
 }
 
 /// LMDBRealm through its object API, as an application writes it. Commits are durable
-/// (LMDB's default: data and meta page flushed before `write` returns).
-@MainActor final class RealmEngine: Engine {
-    nonisolated static let name = "LMDBRealm"
+/// (LMDB's default: data and meta page flushed before `write` returns). Every record read is
+/// checked against its checksum, as by default.
+@MainActor class RealmEngine: Engine {
+    nonisolated class var name: String { "LMDBRealm" }
+    /// Whether reads check records' checksums.
+    nonisolated class var verifiesChecksums: Bool { benchmarkVerifiesChecksums }
     let realm: Realm
 
-    convenience init(directory: URL) throws {
+    required convenience init(directory: URL) throws {
         try self.init(directory: directory, maximumFileSize: nil)
     }
 
@@ -25,6 +28,7 @@ final class Article: Object {
     init(directory: URL, maximumFileSize: Int?) throws {
         var config = Realm.Configuration(fileURL: directory.appendingPathComponent("articles.realm"), objectTypes: [Article.self])
         if let maximumFileSize { config.maximumFileSize = maximumFileSize }
+        config.verifiesChecksums = Self.verifiesChecksums
         realm = try Realm(configuration: config)
     }
 
@@ -99,4 +103,10 @@ final class Article: Object {
         _ = realm.refresh()
         return realm.objects(Article.self).count
     }
+}
+
+/// The same engine with `verifiesChecksums` off: what the check costs, beside it in each round.
+@MainActor final class UncheckedRealmEngine: RealmEngine {
+    nonisolated override class var name: String { "LMDBRealm-unchecked" }
+    nonisolated override class var verifiesChecksums: Bool { false }
 }

@@ -7,6 +7,7 @@ let defaultOutput = URL(fileURLWithPath: #filePath)
 
 let durability = [
     "LMDBRealm": "durable commits (LMDB default: data and meta page fsynced on commit)",
+    "LMDBRealm-unchecked": "as LMDBRealm, with verifiesChecksums off (records' checksums not checked on reads)",
     "SQLite": "WAL, synchronous=FULL (WAL fsynced on commit)",
     "GRDB": "WAL, synchronous=FULL (WAL fsynced on commit)",
     "LMDBKit": "durability .full (LMDB default: data and meta page fsynced on commit)",
@@ -178,8 +179,8 @@ struct Report {
     static func mb(_ bytes: Double) -> String { String(format: "%.1f", bytes / 1_048_576) }
 
     func markdownTable() -> String {
-        var out = "| operation | unit | " + engines.joined(separator: " | ") + " | LMDBRealm / SQLite | LMDBRealm / LMDBKit |\n"
-        out += "|---|---|" + engines.map { _ in "---:" }.joined(separator: "|") + "|---:|---:|\n"
+        var out = "| operation | unit | " + engines.joined(separator: " | ") + " | LMDBRealm / SQLite | LMDBRealm / LMDBKit | checked / unchecked |\n"
+        out += "|---|---|" + engines.map { _ in "---:" }.joined(separator: "|") + "|---:|---:|---:|\n"
         func ratio(_ a: Double?, _ b: Double?) -> String {
             guard let a, let b, b > 0 else { return "–" }
             return String(format: "%.2f×", a / b)
@@ -188,11 +189,12 @@ struct Report {
             let values = engines.map { value($0, op) }
             let cells = values.map { v in v.map { op == .file_size ? Self.mb($0) : Self.format($0) } ?? "–" }
             out += "| \(op.rawValue) | \(op.unit) | " + cells.joined(separator: " | ")
-            out += " | \(ratio(value("LMDBRealm", op), value("SQLite", op))) | \(ratio(value("LMDBRealm", op), value("LMDBKit", op))) |\n"
+            out += " | \(ratio(value("LMDBRealm", op), value("SQLite", op))) | \(ratio(value("LMDBRealm", op), value("LMDBKit", op)))"
+            out += " | \(ratio(value("LMDBRealm", op), value("LMDBRealm-unchecked", op))) |\n"
         }
         func rss(_ engine: String) -> Double? { samples[engine].flatMap { $0.rss.isEmpty ? nil : Double(median($0.rss)) } }
         out += "| peak RSS | MB | " + engines.map { rss($0).map(Self.mb) ?? "–" }.joined(separator: " | ")
-        out += " | \(ratio(rss("LMDBRealm"), rss("SQLite"))) | \(ratio(rss("LMDBRealm"), rss("LMDBKit"))) |\n"
+        out += " | \(ratio(rss("LMDBRealm"), rss("SQLite"))) | \(ratio(rss("LMDBRealm"), rss("LMDBKit"))) | \(ratio(rss("LMDBRealm"), rss("LMDBRealm-unchecked"))) |\n"
         return out
     }
 

@@ -87,7 +87,7 @@ enum Operation: String, CaseIterable, Sendable {
 }
 
 /// The engines, in the order each round runs them.
-let engineNames = ["LMDBRealm", "SQLite", "GRDB", "LMDBKit"]
+let engineNames = ["LMDBRealm", "LMDBRealm-unchecked", "SQLite", "GRDB", "LMDBKit"]
 
 /// What one engine must do. Every method runs on the main thread of a child process that
 /// holds only that engine.

@@ -14,7 +14,7 @@
 // `--inspector` the `lmdbrealm` executable's dump and verify (see InspectorBenchmark.swift).
 import Foundation
 
-let allEngineTypes: [any Engine.Type] = [RealmEngine.self, SQLiteEngine.self, GRDBEngine.self, KitEngine.self]
+let allEngineTypes: [any Engine.Type] = [RealmEngine.self, UncheckedRealmEngine.self, SQLiteEngine.self, GRDBEngine.self, KitEngine.self]
 
 struct Settings {
     var n = 100_000

@@ -273,7 +273,14 @@ extension Realm {
     /// A managed accessor for the record `record` stored under `key`.
     @inline(__always)
     func makeObject(_ binding: TableBinding, key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer) -> Object {
-        checkRecord(record, of: binding.table)
+        makeObject(binding, key: key, record: record, checksumChecked: false)
+    }
+
+    /// A managed accessor for the record `record` stored under `key`, whose checksum the caller
+    /// checked already if `checksumChecked`.
+    @inline(__always)
+    func makeObject(_ binding: TableBinding, key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer, checksumChecked: Bool) -> Object {
+        if checksumChecked { binding.table.checkHeader(record, in: file) } else { checkRecord(record, of: binding.table) }
         ColumnCounter.begin(accessor: binding.classInfo.hasGeneratedDefaults)
         let object = binding.classInfo.type.init()
         binding.classInfo.adopt(object)
@@ -317,16 +324,24 @@ extension Realm {
 
     /// Points an existing accessor of the same table at another record.
     @inline(__always)
-    func rebind(_ object: Object, key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer) {
-        checkRecord(record, of: object._binding.unsafelyUnwrapped.table)
+    func rebind(_ object: Object, key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer, checksumChecked: Bool = false) {
+        let table = object._binding.unsafelyUnwrapped.table
+        if checksumChecked { table.checkHeader(record, in: file) } else { checkRecord(record, of: table) }
         object._key = ObjectKey(key)
         object._record = BorrowedRecord(record, at: generation)
     }
 
-    /// Checks a record from disk before it is trusted.
+    /// Checks a record from disk before it is trusted (its checksum too, unless a scan has
+    /// checked every record of its table in the version the realm reads).
     @inline(__always)
     func checkRecord(_ record: UnsafeRawBufferPointer, of table: Table) {
-        table.checkRecord(record, in: file)
+        table.checkRecord(record, in: file, version: checkedVersion)
+    }
+
+    /// The committed version whose records the realm reads where its write has not changed
+    /// them: the snapshot's, or the one its write began from (see `Table.checkedVersion`).
+    var checkedVersion: Int {
+        @inline(__always) get { if let session { session.checkedVersion } else { reading.version } }
     }
 }
 

@@ -36,6 +36,13 @@ final class TableWalk {
     @exclusivity(unchecked) private var exhausted = false
     @exclusivity(unchecked) private var binding: TableBinding?
     @exclusivity(unchecked) private var accessors = RecycledAccessors()
+    /// The committed version every batch so far was read from, while there is one (see
+    /// `Table.checkedVersion`): a walk that reads the whole table in it has checked it all.
+    @exclusivity(unchecked) private var walkedVersion: Int?
+    @exclusivity(unchecked) private var refilled = false
+    /// How many of the batch's first entries have their checksums checked (all but from a
+    /// damaged one on, which stops the process when the walk reaches it, not before).
+    @exclusivity(unchecked) private var checkedEntries = 0
 
     static var batchSize: Int { 512 }
     /// How many records the next refill reads: the full batch, or fewer while each batch is
@@ -62,10 +69,14 @@ final class TableWalk {
         let binding = binding.unsafelyUnwrapped
         let object: Object
         if let reused = accessors.reusable(binding) {
-            batch.withEntry(i, at: generation) { key, record in realm.rebind(reused, key: key, record: record) }
+            batch.withEntry(i, at: generation) { key, record in
+                realm.rebind(reused, key: key, record: record, checksumChecked: i < checkedEntries)
+            }
             object = reused
         } else {
-            object = batch.withEntry(i, at: generation) { key, record in realm.makeObject(binding, key: key, record: record) }
+            object = batch.withEntry(i, at: generation) { key, record in
+                realm.makeObject(binding, key: key, record: record, checksumChecked: i < checkedEntries)
+            }
             accessors.keep(object)
         }
         lastKey = object._key
@@ -90,6 +101,31 @@ final class TableWalk {
         } catch {
             realm.cannotRead("objects of '\(binding.table.className)'", error)
         }
+        checkBatch(binding.table)
+    }
+
+    /// Checks the records of the batch just read against their checksums (once a batch, not
+    /// once an object, finding out whether the table was checked in this version already),
+    /// and records a table read whole in one version as checked.
+    private func checkBatch(_ table: Table) {
+        let file = realm.file
+        checkedEntries = batch.count
+        guard file.verifiesChecksums else { return }
+        let version = realm.checkedVersion
+        if !refilled {
+            refilled = true
+            walkedVersion = version
+        } else if walkedVersion != version {
+            walkedVersion = nil
+        }
+        guard !table.isChecked(in: version) else { return }
+        let generation = realm.generation
+        for i in 0..<batch.count where !batch.withEntry(i, at: generation, { _, record in table.checksumMatches(record) }) {
+            checkedEntries = i
+            walkedVersion = nil
+            return
+        }
+        if exhausted, walkedVersion == version, realm.session == nil { table.markChecked(in: version) }
     }
 }
 
@@ -103,6 +139,13 @@ final class EvaluatedObjects {
     let entries: [ResultsCore.Entry]
     @exclusivity(unchecked) private var position = 0
     @exclusivity(unchecked) private var accessors = RecycledAccessors()
+    /// The committed version every batch so far was read from, while there is one (see
+    /// `Table.checkedVersion`): a walk that reads the whole table in it has checked it all.
+    @exclusivity(unchecked) private var walkedVersion: Int?
+    @exclusivity(unchecked) private var refilled = false
+    /// How many of the batch's first entries have their checksums checked (all but from a
+    /// damaged one on, which stops the process when the walk reaches it, not before).
+    @exclusivity(unchecked) private var checkedEntries = 0
 
     init(realm: Realm, binding: TableBinding, entries: [ResultsCore.Entry]) {
         self.realm = realm

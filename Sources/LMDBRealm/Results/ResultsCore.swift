@@ -250,7 +250,7 @@ final class ResultsCore {
             guard let found else {
                 fatalError("The realm at '\(realm.file.url.path)' is damaged: an index of '\(table.className)' names a missing object")
             }
-            table.checkRecord(found, in: realm.file)
+            realm.checkRecord(found, of: table)
             entries[i].record = BorrowedRecord(found, at: generation)
         }
         entriesHaveRecords = true

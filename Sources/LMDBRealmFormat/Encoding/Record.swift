@@ -71,6 +71,15 @@ package enum Record {
         return "its checksum is \(hex(stored)), its bytes' \(hex(computed))"
     }
 
+    /// Whether the checksum of a record whose header passed ``checkHeader(_:columns:)``
+    /// matches (or the record has none).
+    @usableFromInline @inline(__always)
+    package static func checksumMatches(_ record: UnsafeRawBufferPointer) -> Bool {
+        guard record[0] == version else { return true }
+        let body = record.count - checksumSize
+        return UInt32(littleEndian: record.loadUnaligned(fromByteOffset: body, as: UInt32.self)) == lmdbrealm_crc32c(0, record.baseAddress!, body)
+    }
+
     /// `record` with its checksum computed again over its bytes: what a writer that made the
     /// damage itself would store (tests of the checks behind the checksum use it).
     package static func resealed(_ record: [UInt8]) -> [UInt8] {
