@@ -103,11 +103,19 @@ package final class Table: @unchecked Sendable {
         if file.verifiesChecksums, !isChecked(in: version), let problem = Record.checksumProblem(record) { damaged(problem, in: file) }
     }
 
-    /// Checks a record's header before it is trusted; its checksum is the caller's to check
-    /// (``checkChecksum(_:in:)``).
+    /// ``checkRecord(_:in:version:)`` for a caller that finds the version out only if the
+    /// file checks checksums.
     @inlinable @inline(__always)
-    package func checkHeader(_ record: UnsafeRawBufferPointer, in file: StoreFile) {
+    package func checkRecord(_ record: UnsafeRawBufferPointer, in file: StoreFile, version: () -> Int) {
         if let problem = Record.checkHeader(record, columns: columnCount) { damaged(problem, in: file) }
+        if file.verifiesChecksums, !isChecked(in: version()), let problem = Record.checksumProblem(record) { damaged(problem, in: file) }
+    }
+
+    /// Whether a record's header is sound (a caller that finds one that is not reads it
+    /// through ``checkRecord(_:in:version:)``, which stops saying what is wrong).
+    @inlinable @inline(__always)
+    package func headerIsSound(_ record: UnsafeRawBufferPointer) -> Bool {
+        Record.checkHeader(record, columns: columnCount) == nil
     }
 
     /// Whether a record's header and checksum are sound (a caller that finds one that is not

@@ -273,14 +273,14 @@ extension Realm {
     /// A managed accessor for the record `record` stored under `key`.
     @inline(__always)
     func makeObject(_ binding: TableBinding, key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer) -> Object {
-        makeObject(binding, key: key, record: record, checksumChecked: false)
+        makeObject(binding, key: key, record: record, checked: false)
     }
 
-    /// A managed accessor for the record `record` stored under `key`, whose checksum the caller
-    /// checked already if `checksumChecked`.
+    /// A managed accessor for the record `record` stored under `key`, which the caller checked
+    /// already (as ``checkRecord(_:of:)`` does) if `checked`.
     @inline(__always)
-    func makeObject(_ binding: TableBinding, key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer, checksumChecked: Bool) -> Object {
-        if checksumChecked { binding.table.checkHeader(record, in: file) } else { checkRecord(record, of: binding.table) }
+    func makeObject(_ binding: TableBinding, key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer, checked: Bool) -> Object {
+        if !checked { checkRecord(record, of: binding.table) }
         ColumnCounter.begin(accessor: binding.classInfo.hasGeneratedDefaults)
         let object = binding.classInfo.type.init()
         binding.classInfo.adopt(object)
@@ -324,9 +324,8 @@ extension Realm {
 
     /// Points an existing accessor of the same table at another record.
     @inline(__always)
-    func rebind(_ object: Object, key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer, checksumChecked: Bool = false) {
-        let table = object._binding.unsafelyUnwrapped.table
-        if checksumChecked { table.checkHeader(record, in: file) } else { checkRecord(record, of: table) }
+    func rebind(_ object: Object, key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer, checked: Bool = false) {
+        if !checked { checkRecord(record, of: object._binding.unsafelyUnwrapped.table) }
         object._key = ObjectKey(key)
         object._record = BorrowedRecord(record, at: generation)
     }
@@ -335,7 +334,7 @@ extension Realm {
     /// checked every record of its table in the version the realm reads).
     @inline(__always)
     func checkRecord(_ record: UnsafeRawBufferPointer, of table: Table) {
-        table.checkRecord(record, in: file, version: checkedVersion)
+        table.checkRecord(record, in: file) { checkedVersion }
     }
 
     /// The committed version whose records the realm reads where its write has not changed

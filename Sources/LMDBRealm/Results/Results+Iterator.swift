@@ -40,9 +40,11 @@ final class TableWalk {
     /// `Table.checkedVersion`): a walk that reads the whole table in it has checked it all.
     @exclusivity(unchecked) private var walkedVersion: Int?
     @exclusivity(unchecked) private var refilled = false
-    /// How many of the batch's first entries have their checksums checked (all but from a
-    /// damaged one on, which stops the process when the walk reaches it, not before).
+    /// How many of the batch's first entries are checked (all but from a damaged one on, which
+    /// is read through the ordinary checks, stopping the process when the walk reaches it).
     @exclusivity(unchecked) private var checkedEntries = 0
+    /// Whether the file checks checksums (fixed while it is open).
+    private let verifiesChecksums: Bool
 
     static var batchSize: Int { 512 }
     /// How many records the next refill reads: the full batch, or fewer while each batch is
@@ -52,6 +54,7 @@ final class TableWalk {
     init(core: ResultsCore) {
         self.core = core
         self.realm = core.realm
+        verifiesChecksums = core.realm.file.verifiesChecksums
     }
 
     func next() -> Object? {
@@ -68,14 +71,13 @@ final class TableWalk {
         position += 1
         let binding = binding.unsafelyUnwrapped
         let object: Object
+        let checked = i < checkedEntries
         if let reused = accessors.reusable(binding) {
-            batch.withEntry(i, at: generation) { key, record in
-                realm.rebind(reused, key: key, record: record, checksumChecked: i < checkedEntries)
-            }
+            batch.withEntry(i, at: generation) { key, record in realm.rebind(reused, key: key, record: record, checked: checked) }
             object = reused
         } else {
             object = batch.withEntry(i, at: generation) { key, record in
-                realm.makeObject(binding, key: key, record: record, checksumChecked: i < checkedEntries)
+                realm.makeObject(binding, key: key, record: record, checked: checked)
             }
             accessors.keep(object)
         }
@@ -104,13 +106,20 @@ final class TableWalk {
         checkBatch(binding.table)
     }
 
-    /// Checks the records of the batch just read against their checksums (once a batch, not
-    /// once an object, finding out whether the table was checked in this version already),
-    /// and records a table read whole in one version as checked.
+    /// Checks the records of the batch just read, their headers and, when the file checks
+    /// them, their checksums (once a batch, not once an object: whether the table was checked
+    /// in this version already is found out once), and records a table read whole in one
+    /// version as checked.
     private func checkBatch(_ table: Table) {
-        let file = realm.file
         checkedEntries = batch.count
-        guard file.verifiesChecksums else { return }
+        let generation = realm.generation
+        guard verifiesChecksums else {
+            for i in 0..<batch.count where !batch.withEntry(i, at: generation, { _, record in table.headerIsSound(record) }) {
+                checkedEntries = i
+                return
+            }
+            return
+        }
         let version = realm.checkedVersion
         if !refilled {
             refilled = true
@@ -118,9 +127,9 @@ final class TableWalk {
         } else if walkedVersion != version {
             walkedVersion = nil
         }
-        guard !table.isChecked(in: version) else { return }
-        let generation = realm.generation
-        for i in 0..<batch.count where !batch.withEntry(i, at: generation, { _, record in table.checksumMatches(record) }) {
+        let checkedBefore = table.isChecked(in: version)
+        for i in 0..<batch.count
+        where !batch.withEntry(i, at: generation, { _, record in checkedBefore ? table.headerIsSound(record) : table.checksumMatches(record) }) {
             checkedEntries = i
             walkedVersion = nil
             return
@@ -139,13 +148,6 @@ final class EvaluatedObjects {
     let entries: [ResultsCore.Entry]
     @exclusivity(unchecked) private var position = 0
     @exclusivity(unchecked) private var accessors = RecycledAccessors()
-    /// The committed version every batch so far was read from, while there is one (see
-    /// `Table.checkedVersion`): a walk that reads the whole table in it has checked it all.
-    @exclusivity(unchecked) private var walkedVersion: Int?
-    @exclusivity(unchecked) private var refilled = false
-    /// How many of the batch's first entries have their checksums checked (all but from a
-    /// damaged one on, which stops the process when the walk reaches it, not before).
-    @exclusivity(unchecked) private var checkedEntries = 0
 
     init(realm: Realm, binding: TableBinding, entries: [ResultsCore.Entry]) {
         self.realm = realm
