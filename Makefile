@@ -192,8 +192,11 @@ address-sanitizer-build: deps
 
 # The suite against SQLite (C API and GRDB) and the raw LMDBKit floor, N = 100,000: writes
 # Benchmarks/results/latest.json, latest.md and latest.svg. A package of its own (Benchmarks/).
-# For a profiler, `--profile insert|scan|get|filter|top100|delete|construct` repeats one operation of
-# the LMDBRealm engine alone in one process (see Benchmarks/Sources/LMDBRealmBenchmarks/Profile.swift).
+# LMDBRealm runs twice, checking records' checksums and not (LMDBRealm-unchecked): the
+# report's last column is what the check costs.
+# For a profiler, `--profile insert|scan|get|filter|top100|update|delete|construct` repeats one
+# operation of the LMDBRealm engine alone in one process (LMDBREALM_BENCH_CHECKSUMS=off: without
+# the check; see Benchmarks/Sources/LMDBRealmBenchmarks/Profile.swift).
 bench: deps
 	$(SWIFT) run -c release --package-path Benchmarks LMDBRealmBenchmarks
 
