@@ -54,6 +54,7 @@ struct ReportCommand: ParsableCommand {
         rows += [
             ("crashes (SIGSEGV, SIGBUS) reading damaged files", "\(corruption.crashes)"),
             ("different values read with no error", "\(corruption.wrongValues)"),
+            ("other ends not naming the file, or hangs", "\(corruption.unexplainedEnds)"),
             (
                 "soak",
                 "\(String(format: "%.0f", soaked.seconds)) s, \(soaked.actorCommits + soaked.childCommits) commits, \(soaked.reads) checked reads, \(soaked.notifications) checked notifications"
@@ -78,7 +79,7 @@ struct ReportCommand: ParsableCommand {
         print(
             "  " + "time".padding(toLength: width, withPad: " ", startingAt: 0) + "  "
                 + String(format: "%.0f s crash trials, %.0f s fault injection, %.0f s corruption", crash.seconds, faults.seconds, corruption.seconds))
-        if !crash.failures.isEmpty || !faults.failures.isEmpty || corruption.crashes > 0 || corruption.wrongValues > 0 || !soaked.failures.isEmpty
+        if !crash.failures.isEmpty || !faults.failures.isEmpty || corruption.failed || !soaked.failures.isEmpty
             || !fullDisk.failures.isEmpty || logged.addressReports > 0 || logged.threadReports > 0
         {
             throw ExitCode.failure
