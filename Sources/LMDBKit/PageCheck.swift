@@ -323,6 +323,11 @@ private struct PageWalker {
                     continue
                 }
                 guard let count = checkBounds(sub, pageNumber, size: dataSize) else { continue }
+                // LMDB reads the values' page as a leaf (mdb.c makes it `P_LEAF|P_SUBP`).
+                guard sub.u16(10) & (Self.branch | Self.leaf | Self.overflow | Self.meta) == Self.leaf else {
+                    report(pageNumber, "node \(index)'s values are not a leaf page; its flags are \(String(sub.u16(10), radix: 16))")
+                    continue
+                }
                 if sub.u16(10) & Self.leaf2 != 0 {
                     checkLeaf2(sub, pageNumber, count: count, base: 0, keySize: Int(sub.u16(8)), ordered: duplicatesOrdered)
                 } else {
@@ -331,6 +336,16 @@ private struct PageWalker {
                         let at = Int(sub.u16(Self.header + 2 * subIndex))
                         guard at >= Self.header + 2 * count, at + 8 <= sub.count else {
                             report(pageNumber, "node \(index)'s values: value \(subIndex) starts outside them")
+                            break
+                        }
+                        // A value here is a node's key alone, with no flags: the cursor LMDB
+                        // walks these values with has no values below it, and a node flagged
+                        // as holding some made it dereference a null pointer.
+                        let valueFlags = sub.u16(at + 4)
+                        guard valueFlags == 0 else {
+                            report(
+                                pageNumber,
+                                "node \(index)'s values: value \(subIndex) has flags \(String(valueFlags, radix: 16)), where a value has none")
                             break
                         }
                         let size = Int(sub.u16(at + 6))

@@ -152,4 +152,41 @@ final class PagedNote: Object {
             #expect(tried > 10, "only \(tried) leaf pages were damaged")
         }
     }
+
+    /// A value in the page of values of an index key (a duplicate-sorted database) flagged as
+    /// holding values of its own (one flipped bit): LMDB's cursor over those values has none
+    /// below it and dereferenced a null pointer in `verify`'s index check (found by corruption
+    /// injection). The values' flags are checked too.
+    @Test func aValueOfAnIndexKeyWithFlagsIsAFinding() throws {
+        try withTemporaryDirectory { dir in
+            let (_, bytes) = try writeFile(in: dir)
+            var tried = 0
+            for page in 2..<(bytes.count / Self.pageSize) {
+                let start = page * Self.pageSize
+                func u16(_ at: Int) -> Int { Int(bytes[start + at]) | Int(bytes[start + at + 1]) << 8 }
+                // A leaf page (not of fixed-size values) whose first node holds a page of values.
+                guard u16(10) & 0x22 == 0x02, u16(12) > 16 else { continue }
+                let node = u16(16)
+                guard u16(node + 4) == 0x04 else { continue }
+                let values = node + 8 + u16(node + 6)
+                // The values' page is not of fixed-size values; its first value has no flags.
+                guard u16(values + 10) & 0x20 == 0, u16(values + 12) > 16 else { continue }
+                let value = values + u16(values + 16)
+                guard u16(value + 4) == 0 else { continue }
+                var damaged = bytes
+                damaged[start + value + 4] = 0x04
+                let copy = dir.appendingPathComponent("value-flags-\(page).realm")
+                try damaged.write(to: copy)
+                tried += 1
+                do {
+                    let report = try open(copy).verify()
+                    #expect(
+                        report.findings.contains { $0.kind == .damagedDatabase && $0.message.contains("page \(page)") }, "page \(page): \(report)")
+                } catch let error as Realm.Error {
+                    #expect(error.code == .invalidDatabase, "page \(page): \(error)")
+                }
+            }
+            #expect(tried > 0, "no page of an index key's values was damaged")
+        }
+    }
 }
