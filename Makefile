@@ -67,10 +67,13 @@ check-layers:
 	@bash Scripts/check-layers.sh
 
 # Every test that runs on several threads or processes (notifications, frozen results read from many
-# threads, actors, group commit, a big write's entries sorted on two threads) under ThreadSanitizer; any report fails the run. A build of its
+# threads, actors, group commit, a big write's entries sorted on two threads, a thread or a helper
+# process writing beside the test, an exit test whose child starts a thread) under ThreadSanitizer;
+# any report fails the run. A name matches every suite whose name holds it ("CrashTests" takes in
+# LinkCrashTests and HandOverCrashTests, and LMDBKit's CrashTests). A build of its
 # own in .build/tsan, without the Sync trait (LMDBRealmSync and postgres-nio are left out; the
 # sync tests run in `make test`).
-THREAD_SANITIZED_TESTS = HandOverTests|ObjectStreamTests|NotificationTests|ActorTests|RandomizedChangeSetTests|ConcurrencyTests|ListStreamTests|RealmStoreTests|ReaderLimitTests|AsyncWriteTests|AsyncTransactionTests|HandleCacheTests|ManySubscribersTests|StreamBufferingTests|ThreadSafeTests|WriteTests|SnapshotTests|ProcessTests|ListTests|MutableSetTests|MapOfObjectsTests|ObjectIdentityTests|CompoundIndexTests|TransactionTests|ResourceTests|PendingIndexEntriesTests
+THREAD_SANITIZED_TESTS = HandOverTests|ObjectStreamTests|NotificationTests|ActorTests|RandomizedChangeSetTests|ConcurrencyTests|ListStreamTests|RealmStoreTests|ReaderLimitTests|AsyncWriteTests|AsyncTransactionTests|HandleCacheTests|ManySubscribersTests|StreamBufferingTests|ThreadSafeTests|WriteTests|SnapshotTests|ProcessTests|ListTests|MutableSetTests|MapOfObjectsTests|ObjectIdentityTests|CompoundIndexTests|TransactionTests|ResourceTests|PendingIndexEntriesTests|CoveringIndexTests|RealmSwiftSignatureTests|DynamicObjectTests|ObjectSubscriptTests|QueryEquivalenceTests|WriteFailureTests|ObserverReadFailureTests|CodableTests|PredicateParserTests|CrashTests|LinkedComparisonTests|MigrationTests|PermissionTests|CompactOnLaunchTests|StaleReaderTests|SyncMergeTests
 THREAD_SANITIZED_RUN = env TSAN_OPTIONS="halt_on_error=1 exitcode=66" $(SWIFT) test --skip-build --sanitize=thread \
 	--disable-default-traits --scratch-path .build/tsan --filter '$(THREAD_SANITIZED_TESTS)'
 test-thread-sanitizer: thread-sanitizer-build

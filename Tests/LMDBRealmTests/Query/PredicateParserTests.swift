@@ -500,9 +500,10 @@ private let oidText = "0123456789abcdef01234567"
             result.withLock { $0 = description }
             done.signal()
         }
-        // AddressSanitizer's frames are several times larger than the build's own: the claim is
-        // about the build's, so a sanitized run gets room for its redzones.
-        let sanitized = ProcessInfo.processInfo.environment["ASAN_OPTIONS"] != nil
+        // A sanitizer's frames are larger than the build's own (AddressSanitizer's several times,
+        // for its redzones): the claim is about the build's, so a sanitized run gets room.
+        let environment = ProcessInfo.processInfo.environment
+        let sanitized = environment["ASAN_OPTIONS"] != nil || environment["TSAN_OPTIONS"] != nil
         thread.stackSize = (sanitized ? 4 : 1) * 256 * 1024
         thread.start()
         done.wait()
