@@ -20,7 +20,8 @@ import Testing
     }
 
     @Test func theComparatorOrdersAsLMDBsDefault() {
-        var g = SeededGenerator(state: 20_261_128)
+        let seed: UInt64 = 20_261_128
+        var g = SeededGenerator(state: seed)
         for _ in 0..<50_000 {
             let a = Self.randomKey(&g)
             // b: a itself, a prefix of it, a longer key starting with it, or a with one byte changed.
@@ -35,7 +36,7 @@ import Testing
             default: b = Self.randomKey(&g)
             }
             let answer = a.withUnsafeBytes { a in b.withUnsafeBytes { b in compareKeys(a, b).signum() } }
-            #expect(answer == Self.reference(a, b), "\(a) vs \(b)")
+            #expect(answer == Self.reference(a, b), "seed \(seed): \(a) vs \(b)")
             if answer != Self.reference(a, b) { return }
         }
     }
@@ -44,7 +45,8 @@ import Testing
     /// byte order: the comparator LMDBKit gives its databases agrees with LMDB's on whole files.
     @Test func keysAndDuplicateValuesComeBackInByteOrder() throws {
         try withTemporaryDirectory { dir in
-            var g = SeededGenerator(state: 7)
+            let seed: UInt64 = 7
+            var g = SeededGenerator(state: seed)
             var pairs: [([UInt8], [UInt8])] = []
             for _ in 0..<3_000 {
                 var key = Self.randomKey(&g, maxLength: 30)
@@ -72,13 +74,13 @@ import Testing
                     seenKeys.append(Array(key))
                     return true
                 }
-                #expect(seenKeys == keys)
+                #expect(seenKeys == keys, "seed \(seed)")
                 var seenPairs: [[[UInt8]]] = []
                 try txn.forEach(in: sorted, from: nil, to: nil, reverse: false) { key, value in
                     seenPairs.append([Array(key), Array(value)])
                     return true
                 }
-                #expect(seenPairs == expectedPairs)
+                #expect(seenPairs == expectedPairs, "seed \(seed)")
             }
         }
     }

@@ -39,14 +39,18 @@ private struct PieceValues {
     let labels: [String?]
 }
 
+/// The seed of the pieces `fill` writes.
+private let pieceSeed: UInt64 = 42
+
 private func topicWeight(_ t: Int) -> Int { (t * 7) % 6 }
 private func topicName(_ t: Int) -> String { "t\(t)" }
 private func columnistName(_ c: Int) -> String { "c\(c)" }
 
 /// 300 pieces with random authors, topics (duplicates too), ratings and labels; 20 topics,
-/// 8 columnists (one with no pieces).
-private func fill(_ realm: Realm) throws -> [PieceValues] {
-    var rng = SeededGenerator(state: 42)
+/// 8 columnists (one with no pieces). The same pieces every time (`pieceSeed`).
+private func fill(_ realm: Realm, test: String = #function) throws -> [PieceValues] {
+    print("\(test): pieces of seed \(pieceSeed)")
+    var rng = SeededGenerator(state: pieceSeed)
     let topics = (0..<20).map { t in
         let topic = Topic()
         topic.value = topicName(t)

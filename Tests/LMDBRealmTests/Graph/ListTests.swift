@@ -162,7 +162,8 @@ private func tag(_ value: String, _ weight: Int = 0) -> Tag {
     @Test func listsMatchSwiftArraysUnderRandomOperations() throws {
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: listConfiguration(dir))
-            var generator = SystemRandomNumberGenerator()
+            let seed = SeededGenerator.testSeed()
+            var generator = SeededGenerator(state: seed)
             let post = makePost(7)
             let tags = (0..<6).map { tag("t\($0)") }
             try realm.write {
@@ -206,15 +207,15 @@ private func tag(_ value: String, _ weight: Int = 0) -> Tag {
                         break
                     }
                 }
-                #expect(post.scores.count == scores.count)
+                #expect(post.scores.count == scores.count, "seed \(seed), round \(round)")
                 if round % 25 == 0 || round == 299 {
-                    #expect(Array(post.scores) == scores, "round \(round)")
-                    #expect(post.tags.map(\.value) == tagNames, "round \(round)")
+                    #expect(Array(post.scores) == scores, "seed \(seed), round \(round)")
+                    #expect(post.tags.map(\.value) == tagNames, "seed \(seed), round \(round)")
                 }
             }
-            #expect(post.scores.last == scores.last)
-            #expect(realm.indexProblems() == [])
-            #expect(post.scores.index(of: scores.first ?? -99) == scores.firstIndex(of: scores.first ?? -99))
+            #expect(post.scores.last == scores.last, "seed \(seed)")
+            #expect(realm.indexProblems() == [], "seed \(seed)")
+            #expect(post.scores.index(of: scores.first ?? -99) == scores.firstIndex(of: scores.first ?? -99), "seed \(seed)")
         }
     }
 
@@ -275,7 +276,8 @@ private func tag(_ value: String, _ weight: Int = 0) -> Tag {
             let post = makePost(3)
             try realm.write { realm.add(post) }
             var model: [String?] = []
-            var rng = SeededGenerator(state: 23)
+            let seed: UInt64 = 23
+            var rng = SeededGenerator(state: seed)
             func value() -> String? {
                 switch Int.random(in: 0..<10, using: &rng) {
                 case 0: return nil
@@ -316,15 +318,15 @@ private func tag(_ value: String, _ weight: Int = 0) -> Tag {
                         }
                     }
                 }
-                #expect(post.labels.count == model.count, "step \(step)")
+                #expect(post.labels.count == model.count, "seed \(seed), step \(step)")
                 if !model.isEmpty {
                     let i = Int.random(in: 0..<model.count, using: &rng)
-                    #expect(post.labels[i] == model[i], "step \(step) index \(i)")
+                    #expect(post.labels[i] == model[i], "seed \(seed), step \(step) index \(i)")
                 }
-                if step % 20 == 19 { #expect(Array(post.labels) == model, "step \(step)") }
+                if step % 20 == 19 { #expect(Array(post.labels) == model, "seed \(seed), step \(step)") }
             }
-            #expect(Array(post.labels) == model)
-            #expect(realm.indexProblems() == [])
+            #expect(Array(post.labels) == model, "seed \(seed)")
+            #expect(realm.indexProblems() == [], "seed \(seed)")
         }
     }
 

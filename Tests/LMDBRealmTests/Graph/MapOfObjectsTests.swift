@@ -209,7 +209,8 @@ private func pet(_ name: String, age: Int = 1) -> Pet {
             keeper.id = 1
             try realm.write { realm.add(keeper) }
             var model: [String: String?] = [:]
-            var rng = SeededGenerator(state: 5)
+            let seed: UInt64 = 5
+            var rng = SeededGenerator(state: seed)
             for step in 0..<200 {
                 let key = "k\(Int.random(in: 0..<8, using: &rng))"
                 let name = "p\(Int.random(in: 0..<6, using: &rng))"
@@ -231,9 +232,9 @@ private func pet(_ name: String, age: Int = 1) -> Pet {
                     }
                 }
                 let stored = Dictionary(uniqueKeysWithValues: keeper.pets.map { ($0.key, $0.value?.name) })
-                #expect(stored == model, "step \(step)")
+                #expect(stored == model, "seed \(seed), step \(step)")
             }
-            #expect(realm.indexProblems() == [])
+            #expect(realm.indexProblems() == [], "seed \(seed)")
         }
     }
 }

@@ -23,7 +23,8 @@ private func mapConfiguration(_ dir: URL) -> Realm.Configuration {
             review.ratings["seed"] = 1
             try realm.write { realm.add(review) }
             var model: [String: Int] = ["seed": 1]
-            var rng = SeededGenerator(state: 11)
+            let seed: UInt64 = 11
+            var rng = SeededGenerator(state: seed)
             for step in 0..<300 {
                 let key = "k\(Int.random(in: 0..<12, using: &rng))"
                 let value = Int.random(in: -5...5, using: &rng)
@@ -45,9 +46,9 @@ private func mapConfiguration(_ dir: URL) -> Realm.Configuration {
                         }
                     }
                 }
-                #expect(review.ratings.count == model.count, "step \(step)")
-                #expect(review.ratings[key] == model[key], "step \(step)")
-                #expect(Dictionary(uniqueKeysWithValues: review.ratings.map { ($0.key, $0.value) }) == model, "step \(step)")
+                #expect(review.ratings.count == model.count, "seed \(seed), step \(step)")
+                #expect(review.ratings[key] == model[key], "seed \(seed), step \(step)")
+                #expect(Dictionary(uniqueKeysWithValues: review.ratings.map { ($0.key, $0.value) }) == model, "seed \(seed), step \(step)")
             }
             #expect(Set(review.ratings.keys) == Set(model.keys))
             // RealmSwift's merge: a key held already gets what `uniquingKeysWith` returns.

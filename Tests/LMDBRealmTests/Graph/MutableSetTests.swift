@@ -28,7 +28,8 @@ private func setConfiguration(_ dir: URL) -> Realm.Configuration {
             shelf.id = 1
             try realm.write { realm.add(shelf) }
             var model = Set<Int>()
-            var rng = SeededGenerator(state: 7)
+            let seed: UInt64 = 7
+            var rng = SeededGenerator(state: seed)
             for step in 0..<400 {
                 let values = (0..<Int.random(in: 1...4, using: &rng)).map { _ in Int.random(in: 0..<20, using: &rng) }
                 try realm.write {
@@ -55,9 +56,9 @@ private func setConfiguration(_ dir: URL) -> Realm.Configuration {
                         }
                     }
                 }
-                #expect(Set(shelf.scores) == model, "step \(step)")
-                #expect(shelf.scores.count == model.count, "step \(step)")
-                #expect(values.allSatisfy { shelf.scores.contains($0) == model.contains($0) }, "step \(step)")
+                #expect(Set(shelf.scores) == model, "seed \(seed), step \(step)")
+                #expect(shelf.scores.count == model.count, "seed \(seed), step \(step)")
+                #expect(values.allSatisfy { shelf.scores.contains($0) == model.contains($0) }, "seed \(seed), step \(step)")
             }
             #expect(shelf.scores.min() == model.min() && shelf.scores.max() == model.max())
             #expect(shelf.scores.sum() == model.reduce(0, +))

@@ -81,7 +81,10 @@ import Testing
         }
     }
 
-    static func run(logs: Bool, observesAll: Bool, shape: @escaping @Sendable (Results<Article>) -> Results<Article>) throws {
+    static func run(
+        logs: Bool, observesAll: Bool, test: String = #function, shape: @escaping @Sendable (Results<Article>) -> Results<Article>
+    ) throws {
+        let seed = SeededGenerator.testSeed("\(test) (logs: \(logs))")
         try withTemporaryDirectory { dir in
             var configuration = makeConfiguration(dir, types: [Article.self])
             configuration.recordsChangeLogs = logs
@@ -98,7 +101,7 @@ import Testing
             _ = try onOtherThread { queue.sync {} }
 
             let expected = try onOtherThread { () -> [String] in
-                var rng = SystemRandomNumberGenerator()
+                var rng = SeededGenerator(state: seed)
                 let writer = try Realm(configuration: config)
                 var next = 40
                 for _ in 0..<120 {
@@ -127,9 +130,9 @@ import Testing
                 return shape(writer.objects(Article.self)).map(\.id)
             }
             let caughtUp = checker.latest.wait(timeout: eventTimeout) { $0.last == expected }
-            #expect(caughtUp != nil, "the observer never reached the final state")
+            #expect(caughtUp != nil, "the observer never reached the final state (seed \(seed))")
             queue.sync {
-                #expect(checker.failures.isEmpty, "\(checker.failures.prefix(5))")
+                #expect(checker.failures.isEmpty, "seed \(seed): \(checker.failures.prefix(5))")
                 #expect(checker.deliveries > 0)
             }
             token.invalidate()

@@ -105,7 +105,8 @@ final class FolderNoteWithoutIndexes: Object {
     @Test func queriesAgreeWithASortThroughEveryKindOfChange() throws {
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: makeConfiguration(dir, types: [FolderNote.self]))
-            var rng = SeededGenerator(state: 11)
+            let seed: UInt64 = 11
+            var rng = SeededGenerator(state: seed)
             var notes: [Int: Plain] = [:]
             try realm.write {
                 for id in 0..<600 {
@@ -114,7 +115,7 @@ final class FolderNoteWithoutIndexes: Object {
                     try Self.add(note, to: realm)
                 }
             }
-            Self.check(realm, notes, "inserted")
+            Self.check(realm, notes, "seed \(seed): inserted")
 
             try realm.write {
                 for _ in 0..<300 {
@@ -141,14 +142,14 @@ final class FolderNoteWithoutIndexes: Object {
                     }
                 }
             }
-            Self.check(realm, notes, "changed")
+            Self.check(realm, notes, "seed \(seed): changed")
 
             try realm.write { realm.delete(realm.objects(FolderNote.self).where { $0.folder == "a" }) }
             notes = notes.filter { $0.value.folder != "a" }
-            Self.check(realm, notes, "deleted a folder")
+            Self.check(realm, notes, "seed \(seed): deleted a folder")
 
             try realm.write { realm.deleteAll() }
-            Self.check(realm, [:], "deleted all")
+            Self.check(realm, [:], "seed \(seed): deleted all")
         }
     }
 
@@ -157,7 +158,8 @@ final class FolderNoteWithoutIndexes: Object {
     /// objects written in between are in them).
     @Test func addingAndRemovingTheIndexesNeedsNoMigration() throws {
         try withTemporaryDirectory { dir in
-            var rng = SeededGenerator(state: 5)
+            let seed: UInt64 = 5
+            var rng = SeededGenerator(state: seed)
             var notes: [Int: Plain] = [:]
             func writeWithoutIndexes(_ ids: Range<Int>) throws {
                 let (realm, queue) = try openOnQueue(makeConfiguration(dir, types: [FolderNoteWithoutIndexes.self]))
@@ -179,10 +181,10 @@ final class FolderNoteWithoutIndexes: Object {
             }
             try writeWithoutIndexes(0..<300)
             let built = try openOnQueue(makeConfiguration(dir, types: [FolderNote.self]))
-            built.queue.sync { Self.check(built.realm, notes, "built") }
+            built.queue.sync { Self.check(built.realm, notes, "seed \(seed): built") }
             try writeWithoutIndexes(300..<500)
             let rebuilt = try openOnQueue(makeConfiguration(dir, types: [FolderNote.self]))
-            rebuilt.queue.sync { Self.check(rebuilt.realm, notes, "rebuilt") }
+            rebuilt.queue.sync { Self.check(rebuilt.realm, notes, "seed \(seed): rebuilt") }
         }
     }
 
@@ -202,7 +204,8 @@ final class FolderNoteWithoutIndexes: Object {
     @Test func aCancelledWriteLeavesTheIndexAsItWas() throws {
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: makeConfiguration(dir, types: [FolderNote.self]))
-            var rng = SeededGenerator(state: 3)
+            let seed: UInt64 = 3
+            var rng = SeededGenerator(state: seed)
             var notes: [Int: Plain] = [:]
             try realm.write {
                 for id in 0..<200 {
@@ -216,7 +219,7 @@ final class FolderNoteWithoutIndexes: Object {
             realm.object(ofType: FolderNote.self, forPrimaryKey: 5)!.folder = "moved"
             realm.delete(realm.objects(FolderNote.self).where { $0.folder == "b" })
             realm.cancelWrite()
-            Self.check(realm, notes, "cancelled")
+            Self.check(realm, notes, "seed \(seed): cancelled")
         }
     }
 

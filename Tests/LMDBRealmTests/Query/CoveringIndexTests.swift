@@ -137,9 +137,10 @@ final class TwiceIndexedNote: Object {
     @Test func copiesFollowEveryKindOfChange() throws {
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: makeConfiguration(dir, types: [CoveredNote.self, CoveredAuthor.self]))
-            var rng = SeededGenerator(state: 17)
+            let seed: UInt64 = 17
+            var rng = SeededGenerator(state: seed)
             var notes = try Self.populate(realm, count: 400, &rng)
-            try Self.check(realm, notes, "inserted")
+            try Self.check(realm, notes, "seed \(seed): inserted")
             #expect(notes.values.contains { $0.body.count > 500 } && notes.values.contains { $0.body.count < 10 })
 
             try realm.write {
@@ -179,18 +180,18 @@ final class TwiceIndexedNote: Object {
                     }
                 }
             }
-            try Self.check(realm, notes, "changed")
+            try Self.check(realm, notes, "seed \(seed): changed")
 
             try realm.write { realm.delete(realm.object(ofType: CoveredAuthor.self, forPrimaryKey: "bob")!) }
             for id in notes.keys where notes[id]!.author == "bob" { notes[id]!.author = nil }
-            try Self.check(realm, notes, "an author deleted")
+            try Self.check(realm, notes, "seed \(seed): an author deleted")
 
             try realm.write { realm.delete(realm.objects(CoveredNote.self).where { $0.folder == "a" }) }
             notes = notes.filter { $0.value.folder != "a" }
-            try Self.check(realm, notes, "a folder deleted")
+            try Self.check(realm, notes, "seed \(seed): a folder deleted")
 
             try realm.write { realm.delete(realm.objects(CoveredNote.self)) }
-            try Self.check(realm, [:], "deleted all")
+            try Self.check(realm, [:], "seed \(seed): deleted all")
         }
     }
 
@@ -198,7 +199,8 @@ final class TwiceIndexedNote: Object {
     @Test func aCancelledWriteLeavesTheCopiesAsTheyWere() throws {
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: makeConfiguration(dir, types: [CoveredNote.self, CoveredAuthor.self]))
-            var rng = SeededGenerator(state: 4)
+            let seed: UInt64 = 4
+            var rng = SeededGenerator(state: seed)
             let notes = try Self.populate(realm, count: 150, &rng)
             realm.beginWrite()
             for id in 150..<200 { Self.add(Self.randomNote(id, &rng), to: realm) }
@@ -206,7 +208,7 @@ final class TwiceIndexedNote: Object {
             realm.object(ofType: CoveredNote.self, forPrimaryKey: 6)!.folder = "moved"
             realm.delete(realm.objects(CoveredNote.self).where { $0.folder == "b" })
             realm.cancelWrite()
-            try Self.check(realm, notes, "cancelled")
+            try Self.check(realm, notes, "seed \(seed): cancelled")
         }
     }
 
@@ -214,7 +216,8 @@ final class TwiceIndexedNote: Object {
     /// empties it; adding it again builds it anew.
     @Test func addingAndRemovingTheIndexNeedsNoMigration() throws {
         try withTemporaryDirectory { dir in
-            var rng = SeededGenerator(state: 8)
+            let seed: UInt64 = 8
+            var rng = SeededGenerator(state: seed)
             var notes: [Int: Plain] = [:]
             func writeWithoutIndexes(_ ids: Range<Int>) throws {
                 let (realm, queue) = try openOnQueue(makeConfiguration(dir, types: [CoveredNoteWithoutIndexes.self, CoveredAuthor.self]))
@@ -235,10 +238,10 @@ final class TwiceIndexedNote: Object {
             }
             try writeWithoutIndexes(0..<200)
             let built = try openOnQueue(makeConfiguration(dir, types: [CoveredNote.self, CoveredAuthor.self]))
-            try built.queue.sync { try Self.check(built.realm, notes, "built") }
+            try built.queue.sync { try Self.check(built.realm, notes, "seed \(seed): built") }
             try writeWithoutIndexes(200..<300)
             let rebuilt = try openOnQueue(makeConfiguration(dir, types: [CoveredNote.self, CoveredAuthor.self]))
-            try rebuilt.queue.sync { try Self.check(rebuilt.realm, notes, "rebuilt") }
+            try rebuilt.queue.sync { try Self.check(rebuilt.realm, notes, "seed \(seed): rebuilt") }
             #expect(CoveredNote.sharedSchema().coveringIndexes == [["folder", "created"]])
             let encoded = try JSONEncoder().encode(CoveredNoteWithoutIndexes.sharedSchema())
             #expect(!String(decoding: encoded, as: UTF8.self).contains("coveringIndexes"))
@@ -282,10 +285,11 @@ final class TwiceIndexedNote: Object {
     /// checksums reads the copies, checked, as the objects.
     @Test func aMigrationRewritesTheCopiesAndChecksumsCoverThem() throws {
         try withTemporaryDirectory { dir in
+            let seed: UInt64 = 23
             var notes: [Int: Plain] = [:]
             do {
                 let realm = try Realm(configuration: makeConfiguration(dir, types: [CoveredNote.self, CoveredAuthor.self]))
-                var rng = SeededGenerator(state: 23)
+                var rng = SeededGenerator(state: seed)
                 notes = try Self.populate(realm, count: 120, &rng)
             }
             var config = makeConfiguration(dir, types: [CoveredNote.self, CoveredAuthor.self])
@@ -298,7 +302,7 @@ final class TwiceIndexedNote: Object {
             config.verifiesChecksums = true
             let realm = try Realm(configuration: config)
             for id in notes.keys { notes[id]!.title = "migrated \(id)" }
-            try Self.check(realm, notes, "migrated")
+            try Self.check(realm, notes, "seed \(seed): migrated")
         }
     }
 

@@ -319,7 +319,8 @@ enum Oracle {
     /// against `predicate.evaluate` over unmanaged copies, with and without indexes.
     @Test func predicatesMatchTheirOwnEvaluation() throws {
         try withTemporaryDirectory { dir in
-            var generator = QueryGenerator(rng: SeededGenerator(state: 99))
+            let seed: UInt64 = 99
+            var generator = QueryGenerator(rng: SeededGenerator(state: seed))
             let values = (0..<600).map { generator.value(id: $0) }
             let realm = try Realm(configuration: makeConfiguration(dir, types: [Sample.self]))
             var copies: [Sample] = []
@@ -357,8 +358,8 @@ enum Oracle {
             for predicate in predicates {
                 let expected = try copies.filter { try predicate.evaluate($0) }.map(\.id).sorted()
                 let results = realm.objects(Sample.self).filter(predicate)
-                #expect(results.map(\.id) == expected, "\(QueryNodeDescription.of(predicate)) [\(results.explain())]")
-                #expect(results.count == expected.count)
+                #expect(results.map(\.id) == expected, "seed \(seed): \(QueryNodeDescription.of(predicate)) [\(results.explain())]")
+                #expect(results.count == expected.count, "seed \(seed): \(QueryNodeDescription.of(predicate))")
             }
         }
     }

@@ -16,7 +16,8 @@ final class FeedNote: Object {
     @Test func equalityPlusSortPlusLimitWalksTheSortIndexWhenThatIsCheaper() throws {
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: makeConfiguration(dir, types: [FeedNote.self]))
-            var rng = SeededGenerator(state: 7)
+            let seed: UInt64 = 7
+            var rng = SeededGenerator(state: seed)
             try realm.write {
                 for id in 0..<3_000 {
                     let folder = id % 100 == 0 ? "rare" : "common"
@@ -27,7 +28,7 @@ final class FeedNote: Object {
             for folder in ["common", "rare"] {
                 let top = notes.where { $0.folder == folder }.sorted(byKeyPath: "stamp", ascending: false).limit(5)
                 let expected = notes.filter { $0.folder == folder }.sorted { ($0.stamp, $1.id) > ($1.stamp, $0.id) }.prefix(5).map(\.id)
-                #expect(top.map(\.id) == expected, "\(folder): \(top.explain())")
+                #expect(top.map(\.id) == expected, "seed \(seed), \(folder): \(top.explain())")
                 if folder == "common" {
                     #expect(top.explain().hasPrefix("index-ordered scan of FeedNote.stamp descending, filtered"), "\(top.explain())")
                 } else {

@@ -8,12 +8,14 @@ import Testing
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: makeConfiguration(dir))
             let ids = (0..<1500).map { String(format: "id%05d", $0) }
+            let seed = SeededGenerator.testSeed()
+            var random = SeededGenerator(state: seed)
             try realm.write {
-                for id in ids.shuffled() { realm.add(Article(id: id, wordCount: Int(id.dropFirst(2))!)) }
+                for id in ids.shuffled(using: &random) { realm.add(Article(id: id, wordCount: Int(id.dropFirst(2))!)) }
             }
             let results = realm.objects(Article.self)
             #expect(results.count == 1500)
-            #expect(results.map(\.id) == ids, "iteration in primary-key order, across batches")
+            #expect(results.map(\.id) == ids, "iteration in primary-key order, across batches (added in the order of seed \(seed))")
             #expect(results[0].id == ids[0])
             #expect(results[777].id == ids[777])
             #expect(results[1499].wordCount == 1499)

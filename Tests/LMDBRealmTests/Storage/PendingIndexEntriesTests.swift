@@ -48,16 +48,20 @@ import Testing
         return out
     }
 
-    /// Checks that `entries`, appended in every order `seeds` shuffle them into, drain sorted.
-    static func expectDrainSorts(_ entries: [Entry], seeds: ClosedRange<UInt64>, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    /// Checks that `entries`, appended in every order `seeds` shuffle them into, drain sorted;
+    /// `entriesSeed` is the seed `entries` were drawn with, if they were, for the message.
+    static func expectDrainSorts(
+        _ entries: [Entry], seeds: ClosedRange<UInt64>, entriesSeed: UInt64? = nil, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let drawn = entriesSeed.map { "entries of seed \($0), " } ?? ""
         let expected = entries.sorted(by: Entry.precedes)
         for seed in seeds {
             var random = SeededGenerator(state: seed)
             var pending = PendingIndexEntries()
             fill(&pending, with: entries.shuffled(using: &random))
-            #expect(pending.count == entries.count, sourceLocation: sourceLocation)
+            #expect(pending.count == entries.count, "\(drawn)order of seed \(seed)", sourceLocation: sourceLocation)
             let out = try drained(&pending)
-            #expect(out == expected, "seed \(seed)", sourceLocation: sourceLocation)
+            #expect(out == expected, "\(drawn)order of seed \(seed)", sourceLocation: sourceLocation)
             #expect(pending.isEmpty && pending.count == 0, "drain empties it", sourceLocation: sourceLocation)
         }
     }
@@ -125,7 +129,8 @@ import Testing
     @Test func randomEntriesDrainInMemcmpOrder() throws {
         // Bytes drawn mostly from a few values, so keys and values often share long prefixes,
         // with lengths on both sides of 8 and 16.
-        var random = SeededGenerator(state: 42)
+        let seed: UInt64 = 42
+        var random = SeededGenerator(state: seed)
         func bytes() -> [UInt8] {
             let alphabet: [UInt8] = [0, 1, 0x7F, 0x80, 0xFF]
             let count = Int.random(in: 0...24, using: &random)
@@ -139,7 +144,7 @@ import Testing
             entries.append(Entry(dbi: UInt32.random(in: 1...3, using: &random), key: key, value: bytes()))
         }
         entries += entries.prefix(50)  // duplicates drain too, side by side
-        try Self.expectDrainSorts(entries, seeds: 1...3)
+        try Self.expectDrainSorts(entries, seeds: 1...3, entriesSeed: seed)
     }
 
     /// Entries in the shapes a sort finds hard: sorted, reversed, all equal, few keys with
@@ -168,10 +173,11 @@ import Testing
     }
 
     @Test func largeInputsOfEveryShapeDrainSorted() throws {
-        for (shape, entries) in Self.shapedEntries(20_000, seed: 7).sorted(by: { $0.key < $1.key }) {
+        let seed: UInt64 = 7
+        for (shape, entries) in Self.shapedEntries(20_000, seed: seed).sorted(by: { $0.key < $1.key }) {
             var pending = PendingIndexEntries()
             Self.fill(&pending, with: entries)
-            #expect(try Self.drained(&pending) == entries.sorted(by: Entry.precedes), "\(shape)")
+            #expect(try Self.drained(&pending) == entries.sorted(by: Entry.precedes), "\(shape), seed \(seed)")
         }
     }
 
@@ -224,12 +230,13 @@ import Testing
     /// A write's worth of entries (past the size at which the two sides of the first partition
     /// are sorted on two threads) drains sorted too.
     @Test func entriesEnoughForTwoThreadsDrainSorted() throws {
-        let shapes = Self.shapedEntries(70_000, seed: 13)
+        let seed: UInt64 = 13
+        let shapes = Self.shapedEntries(70_000, seed: seed)
         for shape in ["few keys", "long keys", "all equal", "organ pipe"] {
             let entries = try #require(shapes[shape])
             var pending = PendingIndexEntries()
             Self.fill(&pending, with: entries)
-            #expect(try Self.drained(&pending) == entries.sorted(by: Entry.precedes), "\(shape)")
+            #expect(try Self.drained(&pending) == entries.sorted(by: Entry.precedes), "\(shape), seed \(seed)")
         }
     }
 
@@ -240,7 +247,8 @@ import Testing
             let padded = Array(b.prefix(16)) + Array(repeating: 0, count: 16 - min(16, b.count))
             return padded.withUnsafeBytes { (UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)), UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self))) }
         }
-        for (shape, entries) in Self.shapedEntries(3_000, seed: 11).sorted(by: { $0.key < $1.key }) {
+        let seed: UInt64 = 11
+        for (shape, entries) in Self.shapedEntries(3_000, seed: seed).sorted(by: { $0.key < $1.key }) {
             var bytes: [UInt8] = []
             var table: [lmdbrealm_pending_entry] = []
             for e in entries {
@@ -258,7 +266,7 @@ import Testing
                 let start = Int(t.start), keyEnd = Int(t.start) + Int(t.key_count)
                 return Entry(dbi: t.dbi, key: Array(bytes[start..<keyEnd]), value: Array(bytes[keyEnd..<(keyEnd + Int(t.value_count))]))
             }
-            #expect(out == entries.sorted(by: Entry.precedes), "\(shape)")
+            #expect(out == entries.sorted(by: Entry.precedes), "\(shape), seed \(seed)")
         }
     }
 
