@@ -6,7 +6,7 @@ SWIFT ?= swift
 SHELL := /bin/bash
 
 .PHONY: run test test-run reliability-battery postgres-deps check-layers test-thread-sanitizer deps build bench bench-quick bench-sync test-notes-server notes-load clean \
-	reliability test-crash test-faults test-corruption soak test-full-disk fuzz test-address-sanitizer \
+	reliability test-crash test-power-cut test-faults test-corruption soak test-full-disk fuzz test-address-sanitizer \
 	notes-server-build thread-sanitizer-build address-sanitizer-build fuzz-build fuzz-run reliability-address-sanitizer \
 	reliability-thread-sanitizer reliability-fuzz
 
@@ -90,13 +90,16 @@ LINE_TABLES_ONLY = -Xswiftc -gline-tables-only -Xcc -gline-tables-only
 # test suite under AddressSanitizer, the multi-threaded tests under ThreadSanitizer (their
 # output in .build/reliability), and beside them Tests/Reliability: 200 crash trials (a
 # writing process killed at random instants, at chosen LMDB calls and during a migration, its
-# file checked after each kill), fault injection at every 5th LMDB call of a workload, 500
+# file checked after each kill), 1,000 power cuts (CI: 200; the files a disk could hold after
+# a power cut at a random point of a writer's logged writes and flushes, each checked),
+# fault injection at every 5th LMDB call of a workload, 500
 # damaged files read in child processes, a 30-second soak, three files filled up to a size
 # limit of the process (a real full disk, RLIMIT_FSIZE); then the table of each.
-# `make test-crash TRIALS=1000`, `make test-faults STRIDE=1`, `make test-corruption`,
+# `make test-crash TRIALS=1000`, `make test-power-cut`, `make test-faults STRIDE=1`, `make test-corruption`,
 # `make soak` (3 minutes) and `make test-full-disk` run the full parts.
 TRIALS ?= 1000
 STRIDE ?= 1
+POWER_CUTS ?= $(if $(CI),200,1000)
 LOGS = .build/reliability
 reliability: deps
 	@mkdir -p $(LOGS)
@@ -108,7 +111,7 @@ reliability: deps
 # sanitized builds and runs: they wait on child processes and the disk more than on the cores.
 BATTERY = $$($(SWIFT) build --show-bin-path)/ReliabilityBattery
 reliability-battery:
-	$(BATTERY) report --trials 200 --stride 5 --corruptions 500 --soak 30 > $(LOGS)/battery.log 2>&1 || { tail -60 $(LOGS)/battery.log; exit 1; }
+	$(BATTERY) report --trials 200 --power-cuts $(POWER_CUTS) --stride 5 --corruptions 500 --soak 30 > $(LOGS)/battery.log 2>&1 || { tail -60 $(LOGS)/battery.log; exit 1; }
 	@sed -n '/^Reliability/,$$p' $(LOGS)/battery.log
 
 # What a failed run recorded (each issue with the lines after it), the tests still running if
@@ -136,6 +139,10 @@ reliability-fuzz: fuzz-build | reliability-thread-sanitizer
 test-crash: deps
 	$(SWIFT) build --product ReliabilityBattery
 	$(SWIFT) run --skip-build ReliabilityBattery crash --trials $(TRIALS)
+
+test-power-cut: deps
+	$(SWIFT) build --product ReliabilityBattery
+	$(SWIFT) run --skip-build ReliabilityBattery power-cut --trials $(POWER_CUTS)
 
 test-faults: deps
 	$(SWIFT) build --product ReliabilityBattery

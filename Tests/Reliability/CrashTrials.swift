@@ -148,21 +148,26 @@ struct CrashTrials {
 
 /// The child of a crash trial: commits the workload until killed, printing "ack N" after commit
 /// N returns; with `--kill-at-call`, kills itself at that LMDB call once `--after-commits`
-/// commits returned.
+/// commits returned; with `--commits`, ends after that many. Under the power-cut recorder
+/// (`PowerCut.swift`) it marks each commit in the recorder's log when it returned.
 struct ChildWorkloadCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "child-workload", shouldDisplay: false)
     @Argument var path: String
     @Option var afterCommits = 0
     @Option var killAtCall: Int?
     @Option var of: String?
+    @Option var commits: Int?
 
     func run() throws {
+        typealias Mark = @convention(c) (UInt64) -> Void
+        let mark = dlsym(dlopen(nil, RTLD_NOW), "lmdbrealm_powercut_mark").map { unsafeBitCast($0, to: Mark.self) }
         let realm = try Realm(configuration: Workload.configuration(path))
         var n = Workload.nextCommit(in: realm)
         var done = 0
-        while true {
+        while done != commits {
             if done == afterCommits, let killAtCall { FaultInjection.at(call: killAtCall, of: of, .kill) }
             try realm.write { Workload.apply(n, in: realm) }
+            mark?(UInt64(n))
             Child.acknowledge(n)
             n += 1
             done += 1

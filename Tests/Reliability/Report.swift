@@ -6,10 +6,12 @@ import Foundation
 struct ReportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "report",
-        abstract: "Run the crash trials, the fault sweep, the corruption injection, the soak and the full disk, and print one table of their figures."
+        abstract:
+            "Run the crash trials, the power cuts, the fault sweep, the corruption injection, the soak and the full disk, and print one table of their figures."
     )
 
     @Option(help: "Crash trials.") var trials = 200
+    @Option(help: "Power-cut trials.") var powerCuts = 200
     @Option(help: "Fault injection at every n-th LMDB call.") var stride = 5
     @Option(help: "Corruption trials.") var corruptions = 500
     @Option(help: "Soak duration in seconds.") var soak = 30.0
@@ -24,6 +26,9 @@ struct ReportCommand: ParsableCommand {
         var crashTrials = CrashTrials(seed: seed)
         let crash = try crashTrials.run(trials: trials)
         print(crash.summary)
+        var powerCutTrials = PowerCutTrials(seed: seed)
+        let powerCut = try powerCutTrials.run(trials: powerCuts)
+        print(powerCut.summary)
         let faults = try FaultSweep.run(stride: stride)
         print(faults.summary)
         var corruptionTrials = CorruptionTrials(seed: seed)
@@ -41,6 +46,13 @@ struct ReportCommand: ParsableCommand {
             ),
             ("acknowledged commits", "\(crash.acknowledgedCommits), lost \(crash.lostCommits)"),
             ("files failing their check after a kill", "\(crash.failures.count)"),
+            (
+                "power cuts",
+                "\(powerCut.trials) cuts of \(powerCut.writers) writers' logged writes and flushes (\(powerCut.newFiles) on new files)"
+            ),
+            ("  acknowledged commits at the cuts", "\(powerCut.acknowledgedAtCuts), lost \(powerCut.lostCommits)"),
+            ("  files failing their check after a cut", "\(powerCut.failures.count)"),
+            ("  control cuts (flushes ignored) seen to lose", "\(powerCut.controlDetected) of \(powerCut.controlTrials)"),
             ("LMDB calls of the fault workload", "\(faults.calls) (every \(stride == 1 ? "" : "\(stride)th ")call injected)"),
             ("faults injected", "\(faults.injections)"),
         ]
@@ -78,8 +90,10 @@ struct ReportCommand: ParsableCommand {
         for (name, value) in rows { print("  " + name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + value) }
         print(
             "  " + "time".padding(toLength: width, withPad: " ", startingAt: 0) + "  "
-                + String(format: "%.0f s crash trials, %.0f s fault injection, %.0f s corruption", crash.seconds, faults.seconds, corruption.seconds))
-        if !crash.failures.isEmpty || !faults.failures.isEmpty || corruption.failed || !soaked.failures.isEmpty
+                + String(
+                    format: "%.0f s crash trials, %.0f s power cuts, %.0f s fault injection, %.0f s corruption", crash.seconds, powerCut.seconds,
+                    faults.seconds, corruption.seconds))
+        if !crash.failures.isEmpty || powerCut.failed || !faults.failures.isEmpty || corruption.failed || !soaked.failures.isEmpty
             || !fullDisk.failures.isEmpty || logged.addressReports > 0 || logged.threadReports > 0
         {
             throw ExitCode.failure

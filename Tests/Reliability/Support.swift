@@ -17,10 +17,14 @@ final class Child {
 
     private init() {}
 
-    static func start(_ arguments: [String]) throws -> Child {
+    /// Starts the child with `arguments`, and `environment` added to the battery's own.
+    static func start(_ arguments: [String], environment: [String: String] = [:]) throws -> Child {
         let child = Child()
         child.process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).absoluteURL
         child.process.arguments = arguments
+        if !environment.isEmpty {
+            child.process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         child.process.standardOutput = child.output
         child.process.standardError = child.errors
         child.process.standardInput = child.input

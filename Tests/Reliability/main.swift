@@ -8,7 +8,7 @@ struct ReliabilityBattery: ParsableCommand {
         subcommands: [
             CrashCommand.self, ChildWorkloadCommand.self, ChildMigrateCommand.self, WriteLogbookCommand.self, FaultsCommand.self,
             ChildFaultsCommand.self, ReportCommand.self, LoggedCommand.self, CorruptCommand.self, ChildReadCommand.self, SoakCommand.self,
-            SoakChildCommand.self, FullDiskCommand.self, ChildFullDiskCommand.self,
+            SoakChildCommand.self, FullDiskCommand.self, ChildFullDiskCommand.self, PowerCutCommand.self, ChildPowerCheckCommand.self,
         ])
 }
 
