@@ -31,6 +31,18 @@ package final class Snapshot: @unchecked Sendable {
         file.versions.pin(version)
     }
 
+    /// A snapshot that pins no version yet: a read transaction begun and reset at once, so that
+    /// it holds a reader slot for ``renew()`` — which then cannot meet a full reader table.
+    package init(reservingReaderSlotOf file: StoreFile) throws {
+        let txn = try Transaction(environment: file.environment, readOnly: true)
+        view = StoreView(txn.unsafe, verifiesChecksums: file.verifiesChecksums)
+        version = txn.id
+        txn.reset()
+        transaction = consume txn
+        self.file = file
+        isReset = true
+    }
+
     /// Makes every class of the version readable: if another process added classes or
     /// indexes, their database handles are opened and the snapshot taken again (a handle
     /// opened after a transaction began is unknown to it).

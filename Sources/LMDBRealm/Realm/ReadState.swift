@@ -6,8 +6,8 @@ import LMDBRealmStorage
 /// when the realm holds it alone, and the next read takes the newest version; see
 /// `Realm.readView()`, `takeNewestSnapshot(prepared:)` and `releaseSnapshot()`.
 struct ReadState {
-    /// The snapshot reads go through; `nil` once released while frozen realms or observers
-    /// share it (the next read takes a new one).
+    /// The snapshot reads go through. Released while frozen realms or observers share it, it
+    /// is left to them and a new one, reset, takes its place: its reader slot is the realm's.
     var snapshot: Snapshot?
     /// The snapshot's view, kept beside it so that a read loads it without unwrapping.
     var view: StoreView

@@ -14,6 +14,8 @@ extension Realm {
         return reading.view
     }
 
+    /// Takes the newest version in the realm's released snapshot: a reset transaction keeps its
+    /// reader slot (see ``releaseSnapshot()``), so a full reader table cannot stop it.
     private func renewSnapshot() {
         do {
             try takeNewestSnapshot()
@@ -46,18 +48,33 @@ extension Realm {
         }
     }
 
-    func releaseSnapshot() {
+    /// Releases the realm's snapshot between versions: reset in place when the realm holds it
+    /// alone; when frozen realms or observers share it, left to them, and a new one, reset at
+    /// once, put in its place — the realm keeps a reader slot of its own, so that its next read
+    /// can always take the newest version.
+    /// - Throws: `LMDBError` (`readersFull` when every reader slot is taken) if the snapshot is
+    ///   shared and no new one can be had; the realm then keeps reading the version it had.
+    func releaseSnapshot() throws {
         guard !reading.isReset else { return }
         if isKnownUniquelyReferenced(&reading.snapshot) {
             reading.snapshot?.reset()
         } else {
-            // Frozen realms or observers still read this version: leave it to them.
-            reading.snapshot = nil
+            let standby = try Snapshot(reservingReaderSlotOf: file)
+            reading.snapshot = standby
+            reading.view = standby.view
         }
         reading.isReset = true
         // The pages behind handed-out pointers may now be reused by a writer.
         generation &+= 1
         file.hub.prune(oldestPinned: file.versions.oldest)
+    }
+
+    /// Tells the realm's log and observers that the realm could not move to the newest
+    /// version (every reader slot taken, or the file failing): it keeps the version it had.
+    func reportVersionFailure(_ error: any Swift.Error) {
+        let failure = Realm.Error(error, url: file.url, doing: "Cannot move to the newest version of")
+        log(.error, failure.message)
+        for observer in notifier.observers where observer.isLive { observer.fail(failure) }
     }
 
     /// The realm's current snapshot, taken anew if it was released.
@@ -74,28 +91,32 @@ extension Realm {
     ///
     /// The realm's notifications for the changes are delivered before `refresh` returns.
     /// A frozen realm never changes: `refresh` does nothing on it.
+    ///
+    /// A realm that cannot take the newest version — every reader slot is taken
+    /// (``Configuration/maximumNumberOfReaders``) while frozen realms or observers share its
+    /// version, or the file fails — keeps the version it had and returns `false`; its observers
+    /// hear `.error` with the ``Realm/Error`` and its logger logs it.
     @discardableResult
     public func refresh() -> Bool {
         checkThread()
         guard !isFrozen, !isInWriteTransaction else { return false }
-        let before = reading.version
-        moveToNewestVersion()
-        let changed = reading.version != before
+        guard refreshWithoutDelivering() else { return false }
         deliverNotifications()
-        return changed
+        return true
     }
 
-    /// Takes the newest version without delivering notifications.
+    /// Takes the newest version without delivering notifications; one that cannot be had is
+    /// reported (see ``reportVersionFailure(_:)``) and the realm keeps the version it had.
+    /// - Returns: Whether the version changed.
     func refreshWithoutDelivering() -> Bool {
         let before = reading.version
-        moveToNewestVersion()
+        do {
+            try moveToNewestVersionKeepingOnFailure()
+        } catch {
+            reportVersionFailure(error)
+            return false
+        }
         return reading.version != before
-    }
-
-    /// Takes the newest version without delivering notifications.
-    private func moveToNewestVersion() {
-        releaseSnapshot()
-        renewSnapshot()
     }
 
     /// A queue- or actor-confined realm's own refresh, when the file changed; with
@@ -113,9 +134,7 @@ extension Realm {
             } catch {
                 // Every reader slot taken, or the file failing: the observers hear it, the
                 // realm keeps the version it had, and the next commit tries again.
-                let failure = Realm.Error(error, url: file.url, doing: "Cannot move to the newest version of")
-                log(.error, failure.message)
-                for observer in notifier.observers where observer.isLive { observer.fail(failure) }
+                reportVersionFailure(error)
                 return
             }
         }
@@ -125,19 +144,24 @@ extension Realm {
 
     /// Takes the newest version; if that needs a new reader slot (observers or frozen realms
     /// share the current snapshot) and none can be had, throws and keeps the current one.
-    private func moveToNewestVersionKeepingOnFailure() throws {
-        let shared = !reading.isReset && !isKnownUniquelyReferenced(&reading.snapshot)
-        let prepared = shared ? try Snapshot(file: file) : nil
-        releaseSnapshot()
-        try takeNewestSnapshot(prepared: prepared)
+    func moveToNewestVersionKeepingOnFailure() throws {
+        try releaseSnapshot()
+        try takeNewestSnapshot()
     }
 
     /// Releases the realm's snapshot, so the file can reuse the space of old versions; the
     /// next read takes a new snapshot. Accessors read before stay usable: they reload.
+    ///
+    /// A realm whose version frozen realms or observers share needs a reader slot of its own
+    /// to let go of it; with every slot taken it keeps reading that version (and logs why).
     public func invalidate() {
         checkThread()
         guard !isFrozen else { return }
         if isInWriteTransaction { cancelWrite() }
-        releaseSnapshot()
+        do {
+            try releaseSnapshot()
+        } catch {
+            log(.warn, Realm.Error(error, url: file.url, doing: "Cannot release the version read of").message)
+        }
     }
 }

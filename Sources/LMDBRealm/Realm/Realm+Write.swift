@@ -51,8 +51,8 @@ extension Realm {
         runQueuedAsyncWrites()
         if !notifier.observers.isEmpty && !notifier.isDelivering {
             // Observers first see the changes others made before this write.
-            releaseSnapshot()
             do {
+                try releaseSnapshot()
                 try takeNewestSnapshot()
             } catch {
                 beginFailedWrite(error)
@@ -63,8 +63,8 @@ extension Realm {
         }
         // Released before the write begins: adopting another process's map growth waits for
         // every transaction of this process, this snapshot included.
-        releaseSnapshot()
         do {
+            try releaseSnapshot()
             try startWrite(.file)
         } catch {
             beginFailedWrite(error)

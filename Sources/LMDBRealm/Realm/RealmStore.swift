@@ -96,7 +96,9 @@ private final class ReaderQueue: @unchecked Sendable {
         if let held = self.realm {
             realm = held
             do {
-                try realm.takeNewestSnapshot()
+                // Frozen results of an earlier read may share the version: moving on then needs
+                // a reader slot, and a full table is this read's error.
+                try realm.moveToNewestVersionKeepingOnFailure()
             } catch {
                 throw Realm.Error(error, url: realm.file.url, doing: "Cannot read the newest version of")
             }

@@ -45,13 +45,15 @@ extension Realm {
     /// - Throws: The error the transaction could not begin with (the caller decides whether it
     ///   becomes a failed write, see `beginFailedWrite`, or is thrown).
     func startWrite(_ source: WriteSource) throws {
+        // Released first: a shared snapshot needs a reader slot for the realm's next read, and
+        // a write that could not have one fails before it begins.
+        try releaseSnapshot()
         let session =
             switch source {
             case .file: try WriteSession.begin(file, recording: recordsChangeLogs, buffers: writing.buffers, observer: self)
             case .group(let turn):
                 try WriteSession.begin(nestedIn: turn, recording: recordsChangeLogs, buffers: writing.buffers, observer: self)
             }
-        releaseSnapshot()
         writing.session = session
         writing.thread = pthread_self()
         generation &+= 1

@@ -79,4 +79,43 @@ import Testing
         #expect(events.all.last == "ended")
         withExtendedLifetime((writer, holder, executor)) {}
     }
+
+    /// A thread's realm whose version a frozen realm shares, with every other reader slot taken:
+    /// its write throws `tooManyReaders` and changes nothing (it could not read what it wrote),
+    /// `refresh` keeps the version and returns `false`, `invalidate` keeps reading it, and none
+    /// of them stops the process; once a slot is free, writing and refreshing go on.
+    @Test func aSharedVersionWithEveryReaderSlotTakenIsAnErrorNotAStop() throws {
+        try withTemporaryDirectory { dir in
+            var config = makeConfiguration(dir, types: [Article.self])
+            config.maximumNumberOfReaders = 2
+            let realm = try Realm(configuration: config)  // one slot
+            try realm.write { realm.add(Article(id: "a")) }
+            let frozen = realm.freeze()  // shares the realm's version
+            var holder: (realm: Realm, queue: DispatchQueue)? = try openOnQueue(config)  // the other slot
+            let before = realm.objects(Article.self).count
+
+            var thrown: Realm.Error?
+            do {
+                try realm.write { realm.add(Article(id: "b")) }
+            } catch let error as Realm.Error {
+                thrown = error
+            }
+            #expect(thrown?.code == .tooManyReaders, "\(String(describing: thrown))")
+            #expect(realm.objects(Article.self).count == before, "the failed write changed nothing, and the realm reads on")
+
+            // Another handle commits; this one cannot move to it.
+            try holder!.queue.sync { try holder!.realm.write { holder!.realm.add(Article(id: "c")) } }
+            #expect(realm.refresh() == false)
+            #expect(realm.objects(Article.self).count == 1)
+            realm.invalidate()
+            #expect(realm.objects(Article.self).count == 1, "an invalidate that cannot let go keeps reading its version")
+
+            holder = nil  // a slot is free again
+            #expect(realm.refresh())
+            #expect(realm.objects(Article.self).count == 2)
+            try realm.write { realm.add(Article(id: "b")) }
+            #expect(realm.objects(Article.self).count == 3)
+            #expect(frozen.objects(Article.self).count == 1, "the frozen realm still reads its version")
+        }
+    }
 }
