@@ -6,7 +6,7 @@ SWIFT ?= swift
 SHELL := /bin/bash
 
 .PHONY: run test test-run reliability-battery postgres-deps check-layers test-thread-sanitizer deps build bench bench-quick bench-sync test-notes-server notes-load clean \
-	reliability test-crash test-power-cut test-faults test-corruption soak test-full-disk fuzz test-address-sanitizer \
+	reliability test-crash test-power-cut test-faults test-leaks test-corruption soak test-full-disk fuzz test-address-sanitizer \
 	notes-server-build thread-sanitizer-build address-sanitizer-build fuzz-build fuzz-run reliability-address-sanitizer \
 	reliability-thread-sanitizer reliability-fuzz
 
@@ -118,7 +118,7 @@ reliability-battery:
 # it was stopped at its time limit (SANITIZED_TIME_LIMIT seconds; the runs take two to four
 # minutes), then the log's end.
 SANITIZED_TIME_LIMIT ?= 1200
-show-failure = grep -E -A8 "recorded an issue|ERROR: (Address|Thread)Sanitizer|WARNING: ThreadSanitizer" $(1) | head -120; \
+show-failure = grep -E -A8 "recorded an issue|ERROR: (Address|Leak|Thread)Sanitizer|WARNING: ThreadSanitizer" $(1) | head -120; \
 	echo "tests not ended:"; bash Scripts/unfinished-tests.sh $(1); echo ...; tail -40 $(1)
 
 # The three sanitized builds run two at a time, beside the runs (which run one at a time:
@@ -192,10 +192,19 @@ fuzz-run:
 # Sync trait, as ThreadSanitizer's); any report fails the run. Swift's crash backtracer is off:
 # reading the crashed process's memory trips AddressSanitizer in it, and the runner then waits
 # for the half-dead process until the time limit instead of failing at once.
-ADDRESS_SANITIZED_RUN = env SWIFT_BACKTRACE=enable=no ASAN_OPTIONS="detect_leaks=0 halt_on_error=1" $(SWIFT) test --skip-build --sanitize=address --disable-default-traits \
+ADDRESS_SANITIZED_RUN = env SWIFT_BACKTRACE=enable=no ASAN_OPTIONS="detect_leaks=$(DETECT_LEAKS) halt_on_error=1" \
+	LSAN_OPTIONS="suppressions=$(CURDIR)/Tests/Sanitizers/leaks.supp print_suppressions=0" $(SWIFT) test --skip-build --sanitize=address --disable-default-traits \
 	--scratch-path .build/asan
+DETECT_LEAKS ?= 0
 test-address-sanitizer: address-sanitizer-build
 	$(ADDRESS_SANITIZED_RUN)
+
+# The same run with LeakSanitizer on: every leak fails it, except the toolchain's own listed in
+# Tests/Sanitizers/leaks.supp. Not yet part of `make reliability`: in two of three runs of the
+# whole suite with it on, the process stopped making progress (every thread idle, twenty async
+# tests still waiting) — to be understood before CI depends on it.
+test-leaks: address-sanitizer-build
+	$(MAKE) test-address-sanitizer DETECT_LEAKS=1
 
 address-sanitizer-build: deps
 	$(SWIFT) build --build-tests --sanitize=address --disable-default-traits --scratch-path .build/asan $(LINE_TABLES_ONLY)

@@ -115,11 +115,12 @@ struct PowerCutTrials {
         var controlDetected = 0
         var controlFailures: [String] = []
         var seconds = 0.0
+        var seed: UInt64 = 0
 
         var failed: Bool { !failures.isEmpty || !controlFailures.isEmpty }
 
         var summary: String {
-            var text = "power-cut trials: \(trials) cuts of \(writers) writing processes (\(newFiles) on new files), \(events) logged calls; "
+            var text = "power-cut trials (seed \(seed)): \(trials) cuts of \(writers) writing processes (\(newFiles) on new files), \(events) logged calls; "
             text += "\(acknowledgedAtCuts) acknowledged commits at the cuts, \(lostCommits) lost, \(failures.count) failed, "
             text += String(format: "%.0f s", seconds)
             text += "\n  kept of the unflushed writes: " + byMode.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
@@ -157,6 +158,7 @@ struct PowerCutTrials {
 
     mutating func run(trials: Int) throws -> Result {
         var result = Result()
+        result.seed = seed
         let start = Date()
         let folder = try TemporaryFolder("power-cut")
         defer { folder.remove() }

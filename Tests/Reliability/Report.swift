@@ -147,6 +147,7 @@ struct SanitizerAndFuzzFigures {
             }
         }
         (addressTests, addressReports) = Self.sanitizerRun(folder + "/address-sanitizer.log", report: "ERROR: AddressSanitizer")
+        addressReports += Self.sanitizerRun(folder + "/address-sanitizer.log", report: "ERROR: LeakSanitizer").1
         (threadTests, threadReports) = Self.sanitizerRun(folder + "/thread-sanitizer.log", report: "WARNING: ThreadSanitizer")
     }
 
@@ -169,7 +170,7 @@ struct SanitizerAndFuzzFigures {
                     fuzzExecutions.map { "\($0.target) \($0.executions)" }.joined(separator: ", ")
                 ))
         }
-        if let addressTests { rows.append(("AddressSanitizer, whole suite", "\(addressTests) tests, \(addressReports) reports")) }
+        if let addressTests { rows.append(("AddressSanitizer and leaks, whole suite", "\(addressTests) tests, \(addressReports) reports")) }
         if let threadTests { rows.append(("ThreadSanitizer, multi-threaded tests", "\(threadTests) tests, \(threadReports) reports")) }
         return rows
     }

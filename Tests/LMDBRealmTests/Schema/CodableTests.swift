@@ -23,12 +23,16 @@ final class CodablePet: Object, Codable {
 }
 
 @Suite struct CodableTests {
-    static let json = Data(
-        #"""
-        {"name": "Ann", "age": 41, "born": 0, "id": "5f1d2c3b4a5968778695a4b3",
-         "pet": {"name": "Rex", "legs": 4}, "pets": [{"name": "Tom", "legs": 3}, {"name": "Kit", "legs": 4}],
-         "tags": ["a", "b", "a"], "scores": {"home": 3}}
-        """#.utf8)
+    // Computed, not stored: a stored static Data's storage is held in bits LeakSanitizer does
+    // not read as a pointer, and is reported as leaked.
+    static var json: Data {
+        Data(
+            #"""
+            {"name": "Ann", "age": 41, "born": 0, "id": "5f1d2c3b4a5968778695a4b3",
+             "pet": {"name": "Rex", "legs": 4}, "pets": [{"name": "Tom", "legs": 3}, {"name": "Kit", "legs": 4}],
+             "tags": ["a", "b", "a"], "scores": {"home": 3}}
+            """#.utf8)
+    }
 
     /// A decoded object holds the input's values, missing optionals are nil and missing
     /// collections empty, and once added it reads and writes as any managed object (its
