@@ -54,12 +54,14 @@ extension Realm {
     /// can always take the newest version.
     /// - Throws: `LMDBError` (`readersFull` when every reader slot is taken) if the snapshot is
     ///   shared and no new one can be had; the realm then keeps reading the version it had.
-    func releaseSnapshot() throws {
+    /// - Parameter standby: The snapshot to put in place of a shared one, if one was reserved
+    ///   already (see ``standbyForSharedSnapshot()``).
+    func releaseSnapshot(standby reserved: Snapshot? = nil) throws {
         guard !reading.isReset else { return }
         if isKnownUniquelyReferenced(&reading.snapshot) {
             reading.snapshot?.reset()
         } else {
-            let standby = try Snapshot(reservingReaderSlotOf: file)
+            let standby = try reserved ?? Snapshot(reservingReaderSlotOf: file)
             reading.snapshot = standby
             reading.view = standby.view
         }
@@ -67,6 +69,14 @@ extension Realm {
         // The pages behind handed-out pointers may now be reused by a writer.
         generation &+= 1
         file.hub.prune(oldestPinned: file.versions.oldest)
+    }
+
+    /// A reset snapshot holding a reader slot, for ``releaseSnapshot(standby:)`` to put in place
+    /// of the realm's snapshot if frozen realms or observers share it; `nil` otherwise.
+    /// - Throws: `LMDBError` (`readersFull`) if the snapshot is shared and no slot can be had.
+    func standbyForSharedSnapshot() throws -> Snapshot? {
+        guard !reading.isReset, !isKnownUniquelyReferenced(&reading.snapshot) else { return nil }
+        return try Snapshot(reservingReaderSlotOf: file)
     }
 
     /// Tells the realm's log and observers that the realm could not move to the newest

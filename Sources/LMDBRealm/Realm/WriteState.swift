@@ -45,15 +45,16 @@ extension Realm {
     /// - Throws: The error the transaction could not begin with (the caller decides whether it
     ///   becomes a failed write, see `beginFailedWrite`, or is thrown).
     func startWrite(_ source: WriteSource) throws {
-        // Released first: a shared snapshot needs a reader slot for the realm's next read, and
-        // a write that could not have one fails before it begins.
-        try releaseSnapshot()
+        // A shared snapshot needs a reader slot for the realm's next read: reserved first, so
+        // that a write that cannot have one fails before it begins.
+        let standby = try standbyForSharedSnapshot()
         let session =
             switch source {
             case .file: try WriteSession.begin(file, recording: recordsChangeLogs, buffers: writing.buffers, observer: self)
             case .group(let turn):
                 try WriteSession.begin(nestedIn: turn, recording: recordsChangeLogs, buffers: writing.buffers, observer: self)
             }
+        try releaseSnapshot(standby: standby)
         writing.session = session
         writing.thread = pthread_self()
         generation &+= 1
