@@ -208,8 +208,13 @@ private final class SyncApplier {
     let store: SyncStore
     /// The stamp of the change set being applied.
     private var stamp = SyncStamp(clock: 0, node: "")
+    /// The place in the log of the change set being applied.
+    private var sequence: Int64 = 0
     /// The tables of the classes met so far in this write.
     private var tables: [String: Table] = [:]
+    /// By class, then property: the declared Swift types of the properties whose stored values
+    /// may make none of them (enums, failable custom types, collections of them).
+    private var convertedTypes: [String: [String: Any.Type]] = [:]
 
     init(realm: Realm, session: WriteSession, store: SyncStore) {
         self.realm = realm
@@ -224,6 +229,10 @@ private final class SyncApplier {
     /// errors.
     func apply(_ set: SyncChangeSet, stamp: SyncStamp, sequence: Int64) throws {
         self.stamp = stamp
+        self.sequence = sequence
+        // A value this app cannot read (a newer version's enum case, a custom type's stored
+        // value that makes none here) refuses the whole set before any of it is applied.
+        for change in set.changes { try checkValues(change.values, of: change.className) }
         // Deletions and creations first, so that links within the set find their targets.
         var live: [(SyncChange, Table)] = []
         for change in set.changes {
@@ -253,6 +262,47 @@ private final class SyncApplier {
         }
         tables[className] = table
         return table
+    }
+
+    /// Throws ``RealmError/Code/invalidValue`` naming the class, the property and the value if
+    /// one of `values` (of an object of `className`) makes no value of the type this app
+    /// declares for it: an enum case it does not have, a failable custom type's stored value
+    /// that makes none.
+    private func checkValues(_ values: [SyncValue], of className: String) throws {
+        let types = declaredConvertedTypes(of: className)
+        guard !types.isEmpty else { return }
+        for value in values {
+            guard let type = types[value.property] else { continue }
+            let isMap = realm.dynamicBinding(named: className)?.table.schema.properties.first { $0.name == value.property }?.isMap ?? false
+            var fields: [[UInt8]] = []
+            switch value.field {
+            case .null: break
+            case .value(let bytes): fields = [bytes]
+            case .elements(let elements): fields = elements.compactMap { isMap ? MapEntry.decode($0)?.1 : $0 }
+            case .operations(let operations):
+                for case .insert(_, _, let element?) in operations { fields.append(element) }
+            }
+            for field in fields {
+                guard let problem = field.withUnsafeBytes({ storedValueProblem($0, as: type) }) else { continue }
+                throw Realm.Error(
+                    .invalidValue,
+                    "Change set \(sequence) from node '\(stamp.node)' sets '\(className).\(value.property)' to \(problem) in this version of the app",
+                    fileURL: file.url)
+            }
+        }
+    }
+
+    private func declaredConvertedTypes(of className: String) -> [String: Any.Type] {
+        if let known = convertedTypes[className] { return known }
+        var types: [String: Any.Type] = [:]
+        if let info = file.classInfo(named: className) {
+            for (property, field) in zip(info.schema.properties, info.fields) {
+                let declared = field.accessor.listValue?.elementValueType ?? field.accessor.declaredValueType
+                if storedValuesMayMakeNone(of: declared) { types[property.name] = declared }
+            }
+        }
+        convertedTypes[className] = types
+        return types
     }
 
     private func exists(_ key: [UInt8], in table: Table) throws -> Bool {
@@ -403,6 +453,7 @@ private final class SyncApplier {
         } catch {
             throw Realm.Error(.invalidValue, "An embedded '\(table.className)' from node '\(stamp.node)' is malformed: \(error)", fileURL: file.url)
         }
+        try checkValues(values, of: table.className)
         let given = Dictionary(values.map { ($0.property, $0) }, uniquingKeysWith: { a, _ in a })
         var fields: [[UInt8]?] = []
         for property in table.schema.properties {

@@ -119,3 +119,35 @@ extension Optional: _OptionalType {
     static var wrappedType: Any.Type { Wrapped.self }
     static func wrapping(_ value: Any) -> Any? { (value as? Wrapped).map { Optional($0) as Any } }
 }
+
+/// Why the stored bytes `field` make no value of `type` — an enum's raw value that is no case of
+/// it, a failable custom type's stored value that makes none — or `nil` when they make one, or
+/// when `type` takes every stored value of its kind. `type` may be an optional; sync checks
+/// another node's values with it before applying any (a newer version of the app may know
+/// cases this one does not).
+func storedValueProblem(_ field: UnsafeRawBufferPointer, as type: Any.Type) -> String? {
+    let wrapped = (type as? any _OptionalType.Type)?.wrappedType ?? type
+    if let enumeration = wrapped as? any PersistableEnum.Type { return enumeration._rlmProblem(field) }
+    if let custom = wrapped as? any FailableCustomPersistable.Type { return custom._rlmProblem(field) }
+    return nil
+}
+
+/// Whether some stored values of its kind make no value of `type` (see ``storedValueProblem(_:as:)``).
+func storedValuesMayMakeNone(of type: Any.Type) -> Bool {
+    let wrapped = (type as? any _OptionalType.Type)?.wrappedType ?? type
+    return wrapped is any PersistableEnum.Type || wrapped is any FailableCustomPersistable.Type
+}
+
+extension PersistableEnum {
+    fileprivate static func _rlmProblem(_ field: UnsafeRawBufferPointer) -> String? {
+        let raw = RawValue._rlmDecode(field)
+        return Self(rawValue: raw) == nil ? "\(String(reflecting: raw)), which is not a case of \(Self.self)" : nil
+    }
+}
+
+extension FailableCustomPersistable {
+    fileprivate static func _rlmProblem(_ field: UnsafeRawBufferPointer) -> String? {
+        let stored = PersistedType._rlmDecode(field)
+        return Self(persistedValue: stored) == nil ? "\(String(reflecting: stored)), which makes no \(Self.self)" : nil
+    }
+}

@@ -341,6 +341,8 @@ protocol ListValue {
     static var isSet: Bool { get }
     /// Whether the property is a `Map` (stored as a list of key-value entries).
     static var isMap: Bool { get }
+    /// The Swift type of an element (of a map's value).
+    static var elementValueType: Any.Type { get }
 }
 
 extension ListValue {
@@ -377,6 +379,7 @@ struct TypedListReader<Collection: UnmanagedListContents>: UnmanagedListReader {
 
 extension List: ListValue, UnmanagedListContents {
     static var elementType: PropertyType { Element._rlmType }
+    static var elementValueType: Any.Type { Element.self }
     static var elementIsOptional: Bool { Element._rlmOptional }
     static var elementTarget: Object.Type? { Element.self as? Object.Type ?? (Element.self as? any LinkValue.Type)?.targetType }
     static var isSet: Bool { false }

@@ -213,6 +213,7 @@ extension Map: _PersistableNonOptional {
 
 extension Map: ListValue, UnmanagedListContents {
     static var elementType: PropertyType { Value._rlmType }
+    static var elementValueType: Any.Type { Value.self }
     static var elementIsOptional: Bool { Value._rlmOptional }
     static var elementTarget: Object.Type? {
         require(

@@ -183,6 +183,7 @@ extension MutableSet: _PersistableNonOptional {
 
 extension MutableSet: ListValue, UnmanagedListContents {
     static var elementType: PropertyType { Element._rlmType }
+    static var elementValueType: Any.Type { Element.self }
     static var elementIsOptional: Bool { Element._rlmOptional }
     static var elementTarget: Object.Type? { Element.self as? Object.Type ?? (Element.self as? any LinkValue.Type)?.targetType }
     static var isSet: Bool { true }

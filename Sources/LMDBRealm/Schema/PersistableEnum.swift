@@ -16,7 +16,9 @@ import LMDBRealmStorage
 /// ```
 ///
 /// A stored raw value that names no case (the enum lost a case the file still holds) stops the
-/// process with a message naming the type and the value.
+/// process with a message naming the file, the class, the property and the value; an optional
+/// property reads it as `nil`. A synced node refuses another node's change set that holds such
+/// a value, applying nothing of it (see the Sync article).
 public protocol PersistableEnum: _PersistableNonOptional, _Indexable, _ConvertedPersistable, RawRepresentable, CaseIterable
 where RawValue: _PersistableNonOptional {}
 
