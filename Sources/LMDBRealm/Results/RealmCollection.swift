@@ -81,6 +81,34 @@ extension RealmCollection {
         return firstIndex { matched.contains($0) }
     }
 
+    /// The smallest value `keyPath` reads, ignoring `nil`s; `nil` if there is none. Code written
+    /// over any collection (`func lightest(_ dogs: some RealmCollection<Dog>)`) reads it as
+    /// ``Results`` does.
+    public func min<T: _Persistable & Comparable>(of keyPath: KeyPath<Element, T>) -> T? { min(ofProperty: aggregated(keyPath)) }
+    /// The smallest value an optional `keyPath` reads, ignoring `nil`s.
+    public func min<T: _Persistable & Comparable>(of keyPath: KeyPath<Element, T?>) -> T? { min(ofProperty: aggregated(keyPath)) }
+    /// The largest value `keyPath` reads, ignoring `nil`s; `nil` if there is none.
+    public func max<T: _Persistable & Comparable>(of keyPath: KeyPath<Element, T>) -> T? { max(ofProperty: aggregated(keyPath)) }
+    /// The largest value an optional `keyPath` reads, ignoring `nil`s.
+    public func max<T: _Persistable & Comparable>(of keyPath: KeyPath<Element, T?>) -> T? { max(ofProperty: aggregated(keyPath)) }
+    /// The sum of the values `keyPath` reads; zero for no objects.
+    public func sum<T: _Persistable & AdditiveArithmetic>(of keyPath: KeyPath<Element, T>) -> T { sum(ofProperty: aggregated(keyPath)) }
+    /// The sum of the values an optional `keyPath` reads, `nil`s counting as nothing.
+    public func sum<T: _Persistable & AdditiveArithmetic>(of keyPath: KeyPath<Element, T?>) -> T { sum(ofProperty: aggregated(keyPath)) }
+    /// The mean of the numeric values `keyPath` reads, ignoring `nil`s; `nil` if there is none.
+    public func average<T: BinaryFloatingPoint, V: _Persistable>(of keyPath: KeyPath<Element, V>) -> T? {
+        average(ofProperty: aggregated(keyPath))
+    }
+
+    /// The name of the persisted property `keyPath` reads.
+    /// - Precondition: `keyPath` reads one persisted property of `Element`.
+    private func aggregated<V>(_ keyPath: KeyPath<Element, V>) -> String {
+        guard let name = ClassInfo.of(Element.self).propertyName(for: keyPath) else {
+            fatalError("\(keyPath) is not a persisted property of \(Element.className())")
+        }
+        return name
+    }
+
     /// The value of property `key` of each object, in order (RealmSwift's key-value coding).
     /// - Precondition: The objects have the property.
     public func value(forKey key: String) -> [Any?] {

@@ -382,7 +382,32 @@ private func heavyTitles<C: RealmCollection>(_ pieces: C) -> [Int] where C.Eleme
     pieces.where { $0.topics.weight > 3 }.sorted(byKeyPath: "id", ascending: true).map(\.id)
 }
 
+/// Aggregates by key path over any collection, as RealmSwift's collection tests call them.
+private func idFigures(_ pieces: some RealmCollection<Piece>) -> (min: Int?, max: Int?, sum: Int, average: Double?) {
+    (pieces.min(of: \.id), pieces.max(of: \.id), pieces.sum(of: \.id), pieces.average(of: \.id))
+}
+
 @Suite struct RealmCollectionTests {
+    @Test func keyPathAggregatesWorkThroughTheProtocol() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: collectionConfiguration(dir))
+            _ = try fill(realm)
+            let holder = Piece()
+            holder.id = 5000
+            try realm.write {
+                realm.add(holder)
+                holder.related.append(objectsIn: realm.objects(Piece.self).where { $0.id >= 10 && $0.id < 20 })
+            }
+            let expected = (min: 10, max: 19, sum: (10..<20).reduce(0, +), average: 14.5)
+            for figures in [idFigures(holder.related), idFigures(AnyRealmCollection(holder.related)), idFigures(holder.related.asResults!)] {
+                #expect(figures.min == expected.min && figures.max == expected.max)
+                #expect(figures.sum == expected.sum && figures.average == expected.average)
+            }
+            let none = idFigures(realm.objects(Piece.self).where { $0.id < 0 })
+            #expect(none.min == nil && none.max == nil && none.sum == 0 && none.average == nil)
+        }
+    }
+
     @Test func resultsListsAndBacklinksAreOneKindOfCollection() throws {
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: collectionConfiguration(dir))
