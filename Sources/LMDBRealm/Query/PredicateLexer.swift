@@ -47,20 +47,57 @@ struct PredicateLexer {
     private let bytes: [UInt8]
     private var position = 0
     private var argumentCount = 0
+    /// The `%d`-style arguments met so far (see ``NumericArgument``).
+    private var numericArguments: [NumericArgument] = []
 
     init(_ bytes: [UInt8]) {
         self.bytes = bytes
     }
 
     /// Every token of the format, ending with `.end`, and the number of `%@`/`%K` it holds.
-    static func tokenize(_ bytes: [UInt8]) throws(RealmError) -> (tokens: [PredicateToken], argumentCount: Int) {
+    /// The `%d`/`%i`/`%u`/`%f`/`%e`/`%g`-style specifiers (with a length modifier such as
+    /// `%ld`, `%lld`, `%lf`) are value arguments too, listed in `numeric` so that their
+    /// arguments can be checked.
+    static func tokenize(_ bytes: [UInt8]) throws(RealmError) -> (tokens: [PredicateToken], argumentCount: Int, numeric: [NumericArgument]) {
         var lexer = PredicateLexer(bytes)
         var tokens: [PredicateToken] = []
         while true {
             let token = try lexer.next(after: tokens.last)
             tokens.append(token)
-            if token.kind == .end { return (tokens, lexer.argumentCount) }
+            if token.kind == .end { return (tokens, lexer.argumentCount, lexer.numericArguments) }
         }
+    }
+
+    /// A printf-style specifier of a number, as NSPredicate takes them: `%d`, `%ld`, `%f`.
+    struct NumericArgument {
+        /// The argument's index.
+        let index: Int
+        /// `d`, `i` and `u` take an integer; `f`, `e` and `g` a number.
+        let isInteger: Bool
+        /// The specifier as written, and where.
+        let text: String
+        let offset: Int
+    }
+
+    /// The length of a numeric specifier's modifiers and conversion after `%` at `start`
+    /// (`ld`: 2), and whether it takes an integer; `nil` if none starts there.
+    private func numericSpecifier(at start: Int) -> (length: Int, isInteger: Bool)? {
+        var n = 0
+        for modifier in ["hh", "ll", "h", "l", "q", "z", "j", "t", "L"] where matches(modifier, at: start) {
+            n = modifier.utf8.count
+            break
+        }
+        guard start + n < bytes.count else { return nil }
+        switch bytes[start + n] {
+        case UInt8(ascii: "d"), UInt8(ascii: "i"), UInt8(ascii: "u"): return (n + 1, true)
+        case UInt8(ascii: "f"), UInt8(ascii: "e"), UInt8(ascii: "g"): return (n + 1, false)
+        default: return nil
+        }
+    }
+
+    private func matches(_ text: String, at start: Int) -> Bool {
+        let utf8 = Array(text.utf8)
+        return start + utf8.count <= bytes.count && Array(bytes[start..<start + utf8.count]) == utf8
     }
 
     /// The source text of `bytes[offset..<offset + length]`, shortened for messages.
@@ -189,7 +226,16 @@ struct PredicateLexer {
                 argumentCount += 1
                 return token(.keyArgument(argumentCount - 1), 2)
             default:
-                throw error("unexpected character '%' at offset \(start): arguments are %@ (a value) and %K (a property name)")
+                guard let (length, isInteger) = numericSpecifier(at: start + 1) else {
+                    throw error(
+                        "unexpected character '%' at offset \(start): arguments are %@ (a value), %K (a property name) and %d, %i, %u, %f, %e, %g (a number)")
+                }
+                argumentCount += 1
+                numericArguments.append(
+                    NumericArgument(
+                        index: argumentCount - 1, isInteger: isInteger,
+                        text: String(decoding: bytes[start..<start + 1 + length], as: UTF8.self), offset: start))
+                return token(.valueArgument(argumentCount - 1), 1 + length)
             }
         case UInt8(ascii: "."):
             guard peek(1) == UInt8(ascii: "@"), let n = identifierCharacter(at: start + 2, first: true) else {

@@ -55,15 +55,30 @@ enum PredicateParser {
                 "query too long: \(length) UTF-8 bytes, at most \(maximumLength) are allowed (at offset \(maximumLength))")
         }
         let bytes = Array(format.utf8)
-        let (tokens, argumentCount) = try PredicateLexer.tokenize(bytes)
+        let (tokens, argumentCount, numeric) = try PredicateLexer.tokenize(bytes)
         guard argumentCount == arguments.count else {
             throw RealmError(
                 .invalidQuery,
                 "expected \(argumentCount) argument\(argumentCount == 1 ? "" : "s") for the format, got \(arguments.count)")
         }
+        var arguments = arguments
+        for specifier in numeric {
+            arguments[specifier.index] = try numericArgument(arguments[specifier.index], for: specifier)
+        }
         var parser = Parser(bytes: bytes, tokens: tokens, arguments: arguments, schema: schema, schemaNamed: schemaNamed)
         return try parser.parsePredicate()
     }
+}
+
+/// The argument of a `%d`-style specifier: an integer for `%d`, `%i` and `%u`; a number for
+/// `%f`, `%e` and `%g` (an integer taken as a `Double`).
+private func numericArgument(_ argument: Any?, for specifier: PredicateLexer.NumericArgument) throws(RealmError) -> Any? {
+    if let integer = argument as? any BinaryInteger { return specifier.isInteger ? integer : Double(integer) }
+    if let floating = argument as? any BinaryFloatingPoint, !specifier.isInteger { return floating }
+    let found = argument.map { "\(type(of: $0))" } ?? "nil"
+    throw RealmError(
+        .invalidQuery,
+        "\(specifier.text) at offset \(specifier.offset) needs \(specifier.isInteger ? "an integer" : "a number"), argument \(specifier.index + 1) is \(found)")
 }
 
 /// A parsed operand of a comparison.

@@ -244,6 +244,26 @@ private let oidText = "0123456789abcdef01234567"
         #expect(try parsed("section == '%@' AND wordCount == %@", 1) == "(section == '%@' AND wordCount == 1)")
     }
 
+    /// NSPredicate's printf-style number specifiers, as RealmSwift code writes them
+    /// (`filter("age > %d", 30)`): an integer for `%d`, `%i`, `%u`; a number for `%f`, `%e`, `%g`;
+    /// each with a length modifier or without.
+    @Test func numberSpecifiers() throws {
+        #expect(try parsed("wordCount == %d", 5) == "wordCount == 5")
+        #expect(try parsed("wordCount > %i AND wordCount < %u", Int8(-1), UInt(9)) == "(wordCount > -1 AND wordCount < 9)")
+        #expect(try parsed("wordCount > %ld AND wordCount < %lld", 1, Int64(9)) == "(wordCount > 1 AND wordCount < 9)")
+        #expect(try parsed("wordCount IN {%hd, %lu, %qd, %zd}", Int16(1), UInt(2), 3, 4) == "wordCount IN {1, 2, 3, 4}")
+        #expect(try parsed("%K == %d", "wordCount", 5) == "wordCount == 5")
+        #expect(try parsed("wordCount > %f", 1.5) == "wordCount > 1.5")
+        #expect(try parsed("wordCount > %lf OR wordCount < %g", Float(0.5), 2.5) == "(wordCount > 0.5 OR wordCount < 2.5)")
+        #expect(try parsed("wordCount > %e", 2) == parsed("wordCount > %@", 2.0), "an integer for %e is taken as a Double")
+        #expect(try parsed("section == '%d' AND wordCount == %d", 1) == "(section == '%d' AND wordCount == 1)")
+        #expect(failure("wordCount == %d", 1.5) == "%d at offset 13 needs an integer, argument 1 is Double")
+        #expect(failure("section == %@ OR wordCount == %ld", "a", "b") == "%ld at offset 30 needs an integer, argument 2 is String")
+        #expect(failure("wordCount == %f", "1") == "%f at offset 13 needs a number, argument 1 is String")
+        #expect(failure("wordCount == %d", nil) == "%d at offset 13 needs an integer, argument 1 is nil")
+        #expect(failure("wordCount == %d OR wordCount == %d", 1) == "expected 2 arguments for the format, got 1")
+    }
+
     @Test func keyArguments() throws {
         #expect(try parsed("%K == %@", "wordCount", 5) == "wordCount == 5")
         #expect(try parsed("%K BEGINSWITH[c] %@", "section", "sp") == "section BEGINSWITH[c] 'sp'")
@@ -368,7 +388,8 @@ private let oidText = "0123456789abcdef01234567"
         ("wordCount == 1 ^ 2", "unexpected character '^' at offset 15"),
         ("wordCount == 1 & 2", "unexpected character '&' at offset 15"),
         ("wordCount ≠ 1", "unexpected character '≠' at offset 10"),
-        ("wordCount % 2", "unexpected character '%' at offset 10: arguments are %@ (a value) and %K (a property name)"),
+        ("wordCount % 2", "unexpected character '%' at offset 10: arguments are %@ (a value), %K (a property name) and %d, %i, %u, %f, %e, %g (a number)"),
+        ("wordCount == %x", "unexpected character '%' at offset 13: arguments are %@ (a value), %K (a property name) and %d, %i, %u, %f, %e, %g (a number)"),
         ("wordCount == - 5", "unexpected character '-' at offset 13"),
         ("# == 1", "expected a property name after '#' at offset 0"),
         // Strings.
