@@ -22,10 +22,11 @@ public struct SortDescriptor: Sendable, Hashable, CustomStringConvertible {
         self.ascending = ascending
     }
 
-    /// Sorts by the persisted property `keyPath` reads.
+    /// Sorts by the persisted property `keyPath` reads, through to-one links too
+    /// (`\Article.byline?.name`).
     /// - Precondition: `keyPath` names a `@Persisted` property.
     public init<Root: Object, Value>(keyPath: KeyPath<Root, Value>, ascending: Bool = true) {
-        guard let name = ClassInfo.of(Root.self).propertyName(for: keyPath) else {
+        guard let name = ClassInfo.of(Root.self).keyPathName(for: keyPath) else {
             fatalError("\(keyPath) is not a persisted property of \(Root.className())")
         }
         self.init(keyPath: name, ascending: ascending)

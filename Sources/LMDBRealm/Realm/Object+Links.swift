@@ -11,8 +11,7 @@ extension Object {
     final func _readLink(_ column: Int32, to type: Object.Type) -> Object? {
         guard let realm = _realm else {
             // The key-path recorder: the read is what it records.
-            _ = ClassInfo.recordAccess(column)
-            return nil
+            return ClassInfo.recordLink(column, to: type)
         }
         // The target's binding first: finding it may write (a table's indexes brought up to
         // date inside a write). After it, the link's field is lent to the lookup as it lies in

@@ -68,3 +68,15 @@ extension Realm {
         var isCancelled: Bool { cancelled.withLock { $0 } }
     }
 }
+
+/// The name of the persisted property `keyPath` reads, through to-one links, as a key path
+/// string takes it: `_name(for: \Article.byline?.name)` is `"byline.name"` (RealmSwift's
+/// helper of this name).
+/// - Precondition: `keyPath` reads a persisted property of `T`, or of the objects its to-one
+///   links reach.
+public func _name<T: Object>(for keyPath: PartialKeyPath<T>) -> String {
+    guard let name = ClassInfo.of(T.self).keyPathName(for: keyPath) else {
+        fatalError("\(keyPath) is not a persisted property of \(T.className()) or of the objects its links reach")
+    }
+    return name
+}

@@ -224,6 +224,43 @@ final class ClassInfo: @unchecked Sendable {
         }
     }
 
+    /// The key path `keyPath` names, through to-one links (`author.name` for
+    /// `\.author?.name`), or `nil` if it reads no persisted property or reads it through
+    /// something else.
+    func keyPathName(for keyPath: AnyKeyPath) -> String? {
+        ClassInfo.lock.withLock { () -> String? in
+            ClassInfo.recording = (self, [])
+            ClassInfo.followedLinks = []
+            defer {
+                ClassInfo.recording = nil
+                ClassInfo.followedLinks = nil
+            }
+            let value = recorder[keyPath: keyPath]
+            guard let (last, reads) = ClassInfo.recording, let links = ClassInfo.followedLinks else { return nil }
+            if reads.isEmpty {
+                // The path ends at a link: its value is the target's recorder.
+                guard !links.isEmpty, let object = value as? Object, object === last.recorder else { return nil }
+                return links.joined(separator: ".")
+            }
+            ClassInfo.recording = nil
+            ClassInfo.followedLinks = nil
+            guard links.isEmpty || reads.count == 1 else { return nil }
+            let name = links.isEmpty ? propertyName(for: keyPath) : last.checkedName(reads[0], value as Any)
+            return name.map { (links + [$0]).joined(separator: ".") }
+        }
+    }
+
+    /// The name of column `column` if `value` is what a recorder's read of it returns (its
+    /// marker, or an enum or custom value of its stored kind).
+    private func checkedName(_ column: Int32, _ value: Any) -> String? {
+        let property = schema.properties[Int(column)]
+        guard let persistable = value as? any _Persistable else { return nil }
+        if fields[Int(column)].accessor.declaredValueType is any _ConvertedPersistable.Type { return property.name }
+        let isLink = property.type == .object || property.isArray || property.type == .linkingObjects
+        let same = persistable._rlmWithBytes { $0.map { $0.elementsEqual(markers[Int(column)]) } ?? isLink }
+        return same && Swift.type(of: persistable)._rlmType == property.type ? property.name : nil
+    }
+
     /// Points each wrapper of `object`, of this class, at `object`, so that encoding it reads
     /// its stored values (see `Persisted.encode(to:)`). Called as it becomes managed.
     @inline(__always)
@@ -271,6 +308,9 @@ final class ClassInfo: @unchecked Sendable {
     /// The class being recorded and the columns read so far; guarded by `lock` (the recorder
     /// runs under it).
     nonisolated(unsafe) private static var recording: (info: ClassInfo, reads: [Int32])?
+    /// While ``keyPathName(for:)`` records: the links followed so far, by name (a link's read
+    /// then returns the recorder of its target, whose reads are recorded in its turn).
+    nonisolated(unsafe) private static var followedLinks: [String]?
 
     /// Whether this thread is reading a key path on a recorder (whose values are markers).
     static var isRecordingOnThisThread: Bool {
@@ -278,6 +318,18 @@ final class ClassInfo: @unchecked Sendable {
         guard lock.try() else { return false }
         defer { lock.unlock() }
         return recording != nil
+    }
+
+    /// Called by a recorder's read of a to-one link: notes the column; while
+    /// ``keyPathName(for:)`` records, goes on in the target's class and returns its recorder.
+    static func recordLink(_ column: Int32, to target: Object.Type) -> Object? {
+        guard let info = recording?.info else { fatalError("an object with no realm was read as if managed") }
+        recording!.reads.append(column)
+        guard followedLinks != nil else { return nil }
+        followedLinks!.append(info.schema.properties[Int(column)].name)
+        let next = ClassInfo.of(target)
+        recording = (next, [])
+        return next.recorder
     }
 
     /// Called by a recorder's property read: notes the column and returns its marker.

@@ -307,6 +307,20 @@ private func addPeerCycles(to realm: Realm) throws -> (a: Peer, b: Peer, loner: 
             let byTitleThenName = stories.sorted(by: [SortDescriptor(keyPath: "title"), SortDescriptor(keyPath: "byline.name", ascending: false)])
             #expect(byTitleThenName.map(\.id) == ["s0", "s2", "s1", "s8", "s9"])
             #expect(stories.filter("title == 't'").sorted(byKeyPath: "byline.name").map(\.id) == ["s8", "s1", "s2", "s0"])
+
+            // The same by key path, as RealmSwift code writes it, on any collection.
+            #expect(stories.sorted(by: \.byline?.name).map(\.id) == ["s8", "s9", "s1", "s2", "s0"])
+            #expect(stories.sorted(by: \.byline?.age, ascending: false).map(\.id) == stories.sorted(byKeyPath: "byline.age", ascending: false).map(\.id))
+            #expect(AnyRealmCollection(stories).sorted(by: \.byline?.name).map(\.id) == ["s8", "s9", "s1", "s2", "s0"])
+            #expect(SortDescriptor(keyPath: \Story.editor?.name).keyPath == "editor.name")
         }
+    }
+
+    /// RealmSwift's `_name(for:)`: the key path string a key path stands for.
+    @Test func keyPathsNameTheirPropertiesThroughLinks() {
+        #expect(_name(for: \Story.title) == "title")
+        #expect(_name(for: \Story.byline) == "byline")
+        #expect(_name(for: \Story.byline?.name) == "byline.name")
+        #expect(_name(for: \Story.editor?.age) == "editor.age")
     }
 }
