@@ -5,7 +5,19 @@ import LMDBRealmStorage
 extension Object {
     /// The value of the persisted property called `key` (RealmSwift's key-value coding, as
     /// the subscript reads it).
-    public func value(forKey key: String) -> Any? { self[key] }
+    public func value(forKey key: String) -> Any? { key == "self" ? self : self[key] }
+
+    /// The value at the end of `keyPath`, a property name or names through to-one links
+    /// (`"byline.name"`): `nil` where a link on the way is `nil`. `"self"` is the object.
+    /// - Precondition: Each name is a persisted property of the class reached there.
+    public func value(forKeyPath keyPath: String) -> Any? {
+        var current: Any? = self
+        for name in keyPath.split(separator: ".", omittingEmptySubsequences: false) {
+            guard let object = current as? Object else { return nil }
+            current = object.value(forKey: String(name))
+        }
+        return current
+    }
 
     /// Sets the persisted property called `key`, as the subscript does:
     /// `dog.setValue("Sparky", forKey: "name")` inside a write.

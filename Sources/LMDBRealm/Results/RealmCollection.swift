@@ -1,3 +1,4 @@
+import Foundation
 import LMDBRealmFormat
 import LMDBRealmStorage
 
@@ -109,10 +110,65 @@ extension RealmCollection {
         return name
     }
 
-    /// The value of property `key` of each object, in order (RealmSwift's key-value coding).
+    /// The value of property `key` of each object, in order (RealmSwift's key-value coding);
+    /// `"self"` gives the objects.
     /// - Precondition: The objects have the property.
     public func value(forKey key: String) -> [Any?] {
-        map { $0[key] }
+        map { $0.value(forKey: key) }
+    }
+
+    /// RealmSwift's key-value coding over the collection, with Swift values for its
+    /// NSNumbers: a key path (`"name"`, `"byline.name"`) gives each object's value in order, as
+    /// an `[Any?]`; `"@count"` the count (`Int`); `"@min.p"`, `"@max.p"` and `"@sum.p"` the
+    /// aggregate of property `p`, of its type (`Int` for every integer width); `"@avg.p"` its
+    /// mean as a `Double`; `"@unionOfObjects.p"` the values of `p`, and
+    /// `"@distinctUnionOfObjects.p"` them without repeats.
+    /// - Precondition: The key path names persisted properties; an aggregate's, a numeric or
+    ///   date property of the objects.
+    public func value(forKeyPath keyPath: String) -> Any? {
+        guard keyPath.hasPrefix("@") else { return map { $0.value(forKeyPath: keyPath) } }
+        if keyPath == "@count" { return count }
+        guard let dot = keyPath.firstIndex(of: ".") else {
+            fatalError("'\(keyPath)' needs a property after the operator, as in '\(keyPath).name'")
+        }
+        let property = String(keyPath[keyPath.index(after: dot)...])
+        switch keyPath[..<dot] {
+        case "@unionOfObjects": return value(forKeyPath: property)
+        case "@distinctUnionOfObjects":
+            var seen = Set<AnyHashable>()
+            return map { $0.value(forKeyPath: property) }.filter { value in
+                guard let hashable = value as? AnyHashable else { return true }
+                return seen.insert(hashable).inserted
+            }
+        case "@min", "@max", "@sum", "@avg": return aggregate(String(keyPath[..<dot]), of: property)
+        default:
+            fatalError(
+                "Unsupported collection operator '\(keyPath[..<dot])' in '\(keyPath)': the operators are @count, @min, @max, @sum, @avg, @unionOfObjects and @distinctUnionOfObjects")
+        }
+    }
+
+    /// `@min`, `@max`, `@sum` or `@avg` (`function`) of `property`, of its stored kind.
+    private func aggregate(_ function: String, of property: String) -> Any? {
+        guard let type = ClassInfo.of(Element.self).schema.properties.first(where: { $0.name == property })?.type else {
+            fatalError("'\(property)' is not a persisted property of \(Element.className())")
+        }
+        func extreme<T: _Persistable & Comparable>(_: T.Type) -> T? {
+            function == "@min" ? min(ofProperty: property) : max(ofProperty: property)
+        }
+        func total<T: _Persistable & AdditiveArithmetic>(_: T.Type) -> T { sum(ofProperty: property) }
+        switch (function, type) {
+        case ("@avg", _): return average(ofProperty: property) as Double?
+        case ("@sum", .int): return total(Int.self)
+        case ("@sum", .double): return total(Double.self)
+        case ("@sum", .float): return total(Float.self)
+        case ("@sum", .decimal): return total(Decimal128.self)
+        case (_, .int) where function != "@sum": return extreme(Int.self)
+        case (_, .double) where function != "@sum": return extreme(Double.self)
+        case (_, .float) where function != "@sum": return extreme(Float.self)
+        case (_, .date) where function != "@sum": return extreme(Date.self)
+        case (_, .decimal) where function != "@sum": return extreme(Decimal128.self)
+        default: fatalError("\(function) of '\(Element.className()).\(property)' needs a numeric\(function == "@sum" ? "" : " or date") property, not \(type.rawValue)")
+        }
     }
 
     /// Sets property `key` of every object to `value`, inside a write:

@@ -408,6 +408,42 @@ private func idFigures(_ pieces: some RealmCollection<Piece>) -> (min: Int?, max
         }
     }
 
+    /// RealmSwift's key-value coding on collections: values by key path, and the collection
+    /// operators, with Swift values where RealmSwift gives NSNumbers.
+    @Test func valuesAndCollectionOperatorsByKeyPath() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: collectionConfiguration(dir))
+            let holder = Piece()
+            holder.id = 100
+            try realm.write {
+                realm.add(holder)
+                for id in 1...3 {
+                    let piece = Piece()
+                    piece.id = id
+                    piece.title = id == 3 ? "one" : ["one", "two"][id - 1]
+                    piece.author = id == 2 ? nil : realm.create(Columnist.self, value: ["id": "c\(id)", "name": "c\(id)"])
+                    holder.related.append(piece)
+                }
+            }
+            let collection = AnyRealmCollection(holder.related)
+            #expect(collection.value(forKeyPath: "@count") as? Int == 3)
+            #expect(collection.value(forKeyPath: "@min.id") as? Int == 1)
+            #expect(collection.value(forKeyPath: "@max.id") as? Int == 3)
+            #expect(collection.value(forKeyPath: "@sum.id") as? Int == 6)
+            #expect(collection.value(forKeyPath: "@avg.id") as? Double == 2.0)
+            #expect((collection.value(forKeyPath: "title") as? [Any?])?.map { $0 as? String } == ["one", "two", "one"])
+            #expect((collection.value(forKeyPath: "@unionOfObjects.title") as? [Any?])?.map { $0 as? String } == ["one", "two", "one"])
+            #expect((collection.value(forKeyPath: "@distinctUnionOfObjects.title") as? [Any?])?.map { $0 as? String } == ["one", "two"])
+            #expect((collection.value(forKeyPath: "author.name") as? [Any?])?.map { $0 as? String } == ["c1", nil, "c3"])
+            #expect(collection.value(forKey: "self").map { ($0 as? Piece)?.id } == [1, 2, 3])
+            #expect(holder.value(forKeyPath: "related") is List<Piece>)
+            let empty = AnyRealmCollection(realm.objects(Piece.self).where { $0.id < 0 })
+            #expect(empty.value(forKeyPath: "@count") as? Int == 0)
+            #expect(empty.value(forKeyPath: "@max.id") == nil && empty.value(forKeyPath: "@avg.id") == nil)
+            #expect(empty.value(forKeyPath: "@sum.id") as? Int == 0)
+        }
+    }
+
     @Test func resultsListsAndBacklinksAreOneKindOfCollection() throws {
         try withTemporaryDirectory { dir in
             let realm = try Realm(configuration: collectionConfiguration(dir))
