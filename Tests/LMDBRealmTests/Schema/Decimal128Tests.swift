@@ -34,6 +34,25 @@ final class Invoice: Object {
         #expect(Decimal128.max.stringValue == "9.999999999999999999999999999999999E+6144")
     }
 
+    /// As RealmSwift's own tests print them: a sum or difference keeps its operands' decimal
+    /// places (IEEE 754's preferred exponent), and compares by value with a literal.
+    @Test func resultsKeepTheirDecimalPlacesAsRealmSwiftPrintsThem() {
+        let d3: Decimal128 = "1.234567"
+        let d4: Decimal128 = "9.876543"
+        #expect((d3 + d4).description == "11.111110")
+        #expect(((d3 + d4) as Decimal128) == 11.11111)
+        let a: Decimal128 = "2.5"
+        let b: Decimal128 = "3.5"
+        #expect((a - b).description == "-1.0")
+        #expect(a - b == -1)
+        let x: Decimal128 = 3.144444
+        #expect(x + x == 6.288888)
+        #expect((Decimal128(exactly: 2)! + Decimal128(exactly: 1)!) == 3.0)
+        let seven: Decimal128 = 7
+        #expect(seven / 3.5 == 2 && ("0.21" as Decimal128) / ("0.7" as Decimal128) == 0.3)
+        #expect(seven * 3.5 == 24.5 && ("0.21" as Decimal128) * ("0.7" as Decimal128) == 0.147)
+    }
+
     @Test func arithmeticIsDecimalAndRoundsTo34DigitsHalfToEven() throws {
         let tenth: Decimal128 = "0.1"
         #expect(tenth + "0.2" == "0.3")
