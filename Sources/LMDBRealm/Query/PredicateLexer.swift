@@ -18,6 +18,8 @@ struct PredicateToken: Sendable {
         case quantifier(Quantifier)
         /// `SUBQUERY`.
         case subquery
+        /// `GEOWITHIN`, before a shape argument.
+        case geoWithin
         /// `.@count` after `SUBQUERY(…)`: the aggregate's name.
         case aggregateSuffix(String)
         case truePredicate, falsePredicate
@@ -277,6 +279,7 @@ struct PredicateLexer {
         case "NOT": return token(.not, word.utf8.count)
         case "IN": return token(.in, word.utf8.count)
         case "BETWEEN": return token(.between, word.utf8.count)
+        case "GEOWITHIN": return token(.geoWithin, word.utf8.count)
         case "ANY", "SOME": return token(.quantifier(.any), word.utf8.count)
         case "ALL": return token(.quantifier(.all), word.utf8.count)
         case "NONE": return token(.quantifier(.none), word.utf8.count)

@@ -15,6 +15,7 @@ import LMDBRealmStorage
 ///             | operand stringOp modifier? operand
 ///             | operand "IN" list
 ///             | operand "BETWEEN" list
+///             | operand "GEOWITHIN" "%@"
 /// operand    := property | "%K" | value
 /// value      := literal | "%@"
 /// list       := "{" (value ("," value)*)? "}" | "%@"
@@ -323,6 +324,17 @@ private struct Parser {
             }
             let (values, _) = try parseList(for: property)
             return .membership(property: property.name, values: values)
+        case .geoWithin:
+            // `location GEOWITHIN %@`, RealmSwift's spelling of `location IN %@` with a shape.
+            let property = try leftProperty(lhs, of: opToken)
+            guard case .valueArgument(let i) = current.kind, let shape = arguments[i] as? any Geospatial else {
+                throw error("GEOWITHIN at offset \(opToken.offset) needs a shape argument %@ (a GeoBox, GeoCircle or GeoPolygon) after it")
+            }
+            let token = advance()
+            guard property.type == .object else {
+                throw error("\(describe(property)) is not a location (an embedded object of GeoJSON's shape) for GEOWITHIN %@ with a \(type(of: shape)) at offset \(token.offset)")
+            }
+            return .geoWithin(property.name, shape)
         case .between:
             _ = try parseModifier(after: opToken, allowed: false)
             let property = try leftProperty(lhs, of: opToken)
@@ -336,7 +348,7 @@ private struct Parser {
             return .between(property: property.name, lower: values[0], upper: values[1])
         default:
             throw unexpected(
-                opToken, expecting: "an operator (==, !=, <, <=, >, >=, BEGINSWITH, ENDSWITH, CONTAINS, LIKE, IN, BETWEEN)")
+                opToken, expecting: "an operator (==, !=, <, <=, >, >=, BEGINSWITH, ENDSWITH, CONTAINS, LIKE, IN, BETWEEN, GEOWITHIN)")
         }
     }
 

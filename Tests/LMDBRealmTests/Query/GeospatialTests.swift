@@ -78,6 +78,7 @@ final class GeoCompany: Object {
                     Set(dsl).symmetricDifference(expected).isSubset(of: borderline),
                     "circle (\(lat), \(lon)) \(km) km")
                 #expect(dsl == string)
+                #expect(companies.filter("location GEOWITHIN %@", circle).map(\.id).sorted() == dsl, "RealmSwift's spelling")
                 #expect(km > 1_000 || !expected.isEmpty)
             }
         }
@@ -161,6 +162,14 @@ final class GeoCompany: Object {
             #expect(throws: Realm.Error.self) {
                 try realm.objects(GeoCompany.self).filter(checking: "id IN %@", circle)
             }
+            let notALocation = #expect(throws: Realm.Error.self) {
+                try realm.objects(GeoCompany.self).filter(checking: "id GEOWITHIN %@", circle)
+            }
+            #expect(notALocation?.localizedDescription.contains("is not a location") == true, "\(String(describing: notALocation))")
+            let noShape = #expect(throws: Realm.Error.self) {
+                try realm.objects(GeoCompany.self).filter(checking: "location GEOWITHIN %@", 5)
+            }
+            #expect(noShape?.localizedDescription.contains("GEOWITHIN at offset 9 needs a shape argument") == true, "\(String(describing: noShape))")
         }
     }
 }
