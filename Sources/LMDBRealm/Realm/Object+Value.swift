@@ -47,9 +47,16 @@ func anyDictionary(_ value: Any?) -> [String: Any?]? {
     value as? [String: Any?] ?? (value as? [String: Any]).map { $0.mapValues { Optional($0) } }
 }
 
-/// `value` as an array of values, if it is one.
+/// `value` as an array of values, if it is one (or a collection of objects: `Results`,
+/// `LinkingObjects`, a list).
 func anyArray(_ value: Any?) -> [Any?]? {
-    value as? [Any?] ?? (value as? [Any]).map { $0.map { Optional($0) } }
+    if let objects = value as? any RealmCollection { return collectionElements(objects) }
+    return value as? [Any?] ?? (value as? [Any]).map { $0.map { Optional($0) } }
+}
+
+/// The objects of `collection`, as values.
+func collectionElements<C: RealmCollection>(_ collection: C) -> [Any?] {
+    collection.map { Optional($0 as Any) }
 }
 
 /// The property values `value` gives an object of `className` whose settable properties are
@@ -126,6 +133,7 @@ extension Object {
                 case let array as [Any?]: elements = array
                 case let array as [Any]: elements = array.map { Optional($0) }
                 case let other as any AnyElementAppending: elements = other.anyElements  // another object's
+                case let objects as any RealmCollection: elements = collectionElements(objects)  // a Results, backlinks
                 case nil: elements = []
                 default: fatalError("Invalid value '\(v!)' for the collection '\(info.schema.className).\(name)': give an array")
                 }

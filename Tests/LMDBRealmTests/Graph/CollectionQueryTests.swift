@@ -437,6 +437,18 @@ private func idFigures(_ pieces: some RealmCollection<Piece>) -> (min: Int?, max
             #expect((collection.value(forKeyPath: "author.name") as? [Any?])?.map { $0 as? String } == ["c1", nil, "c3"])
             #expect(collection.value(forKey: "self").map { ($0 as? Piece)?.id } == [1, 2, 3])
             #expect(holder.value(forKeyPath: "related") is List<Piece>)
+            // A list property given a collection of objects takes its objects, as RealmSwift's
+            // init(value:) and create do.
+            try realm.write {
+                let copy = realm.create(Piece.self, value: ["id": 200, "related": realm.objects(Piece.self).where { $0.id <= 2 }])
+                #expect(copy.related.map(\.id) == [1, 2])
+                let unmanaged = Piece(value: ["id": 201, "related": holder.related])
+                #expect(unmanaged.related.map(\.id) == [1, 2, 3])
+                realm.add(unmanaged)
+                let c1 = try #require(realm.object(ofType: Columnist.self, forPrimaryKey: "c1"))
+                let fromBacklinks = realm.create(Piece.self, value: ["id": 202, "related": c1.pieces])
+                #expect(fromBacklinks.related.map(\.id) == [1])
+            }
             let empty = AnyRealmCollection(realm.objects(Piece.self).where { $0.id < 0 })
             #expect(empty.value(forKeyPath: "@count") as? Int == 0)
             #expect(empty.value(forKeyPath: "@max.id") == nil && empty.value(forKeyPath: "@avg.id") == nil)
