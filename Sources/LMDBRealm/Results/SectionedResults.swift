@@ -18,7 +18,16 @@ extension RealmCollection {
     public func sectioned<Key: _Persistable & Hashable>(
         by keyPath: KeyPath<Element, Key>, ascending: Bool = true
     ) -> SectionedResults<Key, Element> {
-        sectioned(by: keyPath, sortDescriptors: [SortDescriptor(keyPath: keyPath, ascending: ascending)])
+        let info = ClassInfo.of(Element.self)
+        if let name = info.keyPathName(for: keyPath) {
+            return sectioned(by: keyPath, sortDescriptors: [SortDescriptor(keyPath: name, ascending: ascending)])
+        }
+        // A computed key path (`\.initial` for `String(name.prefix(1))`) sorts by the persisted
+        // property it reads, as RealmSwift's does, and sections by its value.
+        guard let read = info.firstPropertyName(for: keyPath) else {
+            fatalError("\(keyPath) reads no persisted property of \(Element.className()) to sort by: use sectioned(sortDescriptors:_:)")
+        }
+        return sectioned(sortDescriptors: [SortDescriptor(keyPath: read, ascending: ascending)]) { $0[keyPath: keyPath] }
     }
 
     /// The objects sorted by `sortDescriptors` and grouped into one section per value of the
@@ -28,8 +37,10 @@ extension RealmCollection {
         by keyPath: KeyPath<Element, Key>, sortDescriptors: [SortDescriptor]
     ) -> SectionedResults<Key, Element> {
         guard let first = sortDescriptors.first else { fatalError("Can not section Results with empty sortDescriptor parameter.") }
-        let name = SortDescriptor(keyPath: keyPath).keyPath
-        require(first.keyPath == name, "The section key path must match the primary sort descriptor.")
+        let info = ClassInfo.of(Element.self)
+        // A computed key path matches the sort by the persisted property it reads.
+        let name = info.keyPathName(for: keyPath)
+        require(first.keyPath == name ?? info.firstPropertyName(for: keyPath), "The section key path must match the primary sort descriptor.")
         guard let results = asResults else { fatalError("Only a managed collection can be sectioned") }
         return SectionedResults(results: results.sorted(by: sortDescriptors), property: name) { $0[keyPath: keyPath] }
     }

@@ -5,7 +5,32 @@ import Testing
 
 /// `sectioned(by:)`, `SectionedResults` and `ResultsSection`, written as RealmSwift's
 /// documentation uses them.
+extension Article {
+    /// A computed property: the section's first letter.
+    var sectionInitial: String { String(section.prefix(1)) }
+}
+
 @Suite struct SectionedResultsTests {
+    /// A computed key path, as RealmSwift's documentation sections contacts by their first
+    /// letter: sorted by the persisted property it reads, sectioned by its value.
+    @Test func sectionsByAComputedKeyPath() throws {
+        try withTemporaryDirectory { dir in
+            let realm = try Realm(configuration: makeConfiguration(dir))
+            try realm.write {
+                for (i, section) in ["Sports", "Arts", "Science", "World", "Books"].enumerated() {
+                    realm.add(Article(id: "a\(i)", section: section, wordCount: 100 + i))
+                }
+            }
+            let byInitial = realm.objects(Article.self).sectioned(by: \.sectionInitial, ascending: true)
+            #expect(byInitial.allKeys == ["A", "B", "S", "W"])
+            #expect(byInitial[2].map(\.section) == ["Science", "Sports"])
+            let descending = realm.objects(Article.self).sectioned(
+                by: \.sectionInitial, sortDescriptors: [SortDescriptor(keyPath: "section", ascending: false), SortDescriptor(keyPath: "wordCount")])
+            #expect(descending.allKeys == ["W", "S", "B", "A"])
+            #expect(descending[1].map(\.section) == ["Sports", "Science"])
+        }
+    }
+
     private func seed(_ realm: Realm) throws {
         try realm.write {
             for (i, section) in ["Sports", "Arts", "Sports", "World", "Arts", "Sports"].enumerated() {
