@@ -228,7 +228,9 @@ final class ClassInfo: @unchecked Sendable {
     /// `\.author?.name`), or `nil` if it reads no persisted property or reads it through
     /// something else.
     func keyPathName(for keyPath: AnyKeyPath) -> String? {
-        ClassInfo.lock.withLock { () -> String? in
+        // One property (the cached answer), else a path through links (not cached).
+        if let name = propertyName(for: keyPath) { return name }
+        return ClassInfo.lock.withLock { () -> String? in
             ClassInfo.recording = (self, [])
             ClassInfo.followedLinks = []
             defer {
@@ -242,11 +244,8 @@ final class ClassInfo: @unchecked Sendable {
                 guard !links.isEmpty, let object = value as? Object, object === last.recorder else { return nil }
                 return links.joined(separator: ".")
             }
-            ClassInfo.recording = nil
-            ClassInfo.followedLinks = nil
-            guard links.isEmpty || reads.count == 1 else { return nil }
-            let name = links.isEmpty ? propertyName(for: keyPath) : last.checkedName(reads[0], value as Any)
-            return name.map { (links + [$0]).joined(separator: ".") }
+            guard !links.isEmpty, reads.count == 1 else { return nil }
+            return last.checkedName(reads[0], value as Any).map { (links + [$0]).joined(separator: ".") }
         }
     }
 
