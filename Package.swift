@@ -29,6 +29,8 @@ let package = Package(
         .package(url: "https://github.com/swhitty/FlyingFox", from: "0.27.0"),
         // LMDBRealmSync's PostgreSQL client (and its logging).
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
+        // Its TLS (postgres-nio's own dependency): the root certificates and checks of a connection.
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.25.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     ],
     targets: [
@@ -74,6 +76,7 @@ let package = Package(
             dependencies: [
                 "LMDBRealm", "LMDBRealmStorage",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Sync"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Sync"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Sync"])),
             ],
             swiftSettings: strict

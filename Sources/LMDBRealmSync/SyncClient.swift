@@ -3,6 +3,7 @@
     public import LMDBRealm
     import LMDBRealmStorage
     internal import Logging
+    internal import NIOSSL
     internal import PostgresNIO
     import Synchronization
 
@@ -25,20 +26,135 @@
     /// The merge rules (the last writer wins per property; deletes win over updates; links to
     /// deleted objects are null) are in the article "Sync".
     public final class SyncClient: Sendable {
-        /// Where the shared log is: a PostgreSQL database the client may create a table in.
+        /// Where the shared log is: a PostgreSQL database the client may create a table in, and
+        /// how the connection to it is secured.
+        ///
+        /// ```swift
+        /// let postgres = try SyncClient.Postgres(
+        ///     url: "postgres://app@db.internal:5432/app?sslmode=verify-full&sslrootcert=/etc/app/db-ca.pem")
+        /// ```
         public struct Postgres: Sendable {
             public var host: String
             public var port: Int
             public var username: String
             public var password: String?
             public var database: String
+            /// How the connection is secured; TLS unless asked otherwise.
+            public var tls: TLS
 
-            public init(host: String, port: Int = 5432, username: String, password: String?, database: String) {
+            /// How the connection to PostgreSQL is secured: libpq's `sslmode` values that never
+            /// fall back to plaintext, and `disable`.
+            public enum TLS: Sendable, Equatable {
+                /// Plaintext: the password and every change set cross the network readable.
+                /// Only for a server on this machine or a network the app trusts.
+                case disable
+                /// TLS, without checking who the server is (libpq's `sslmode=require`): safe
+                /// from listening, not from a server posing as PostgreSQL.
+                case require
+                /// TLS with the server's certificate checked against the root certificates in
+                /// the PEM file `rootCertificate`, not its name (libpq's `verify-ca`).
+                case verifyCA(rootCertificate: URL)
+                /// TLS with the server's certificate checked against the root certificates in
+                /// the PEM file `rootCertificate` and naming the host connected to (a DNS name
+                /// or IP address among its subject alternative names; libpq's `verify-full`).
+                case verifyFull(rootCertificate: URL)
+
+                /// libpq's name of the mode.
+                public var sslmode: String {
+                    switch self {
+                    case .disable: "disable"
+                    case .require: "require"
+                    case .verifyCA: "verify-ca"
+                    case .verifyFull: "verify-full"
+                    }
+                }
+            }
+
+            /// A connection to `database` at `host`; TLS (`.require`) unless `tls` says otherwise.
+            public init(
+                host: String, port: Int = 5432, username: String, password: String?, database: String, tls: TLS = .require
+            ) {
                 self.host = host
                 self.port = port
                 self.username = username
                 self.password = password
                 self.database = database
+                self.tls = tls
+            }
+
+            /// The connection a libpq URL describes:
+            /// `postgres://user:password@host:port/database?sslmode=…&sslrootcert=…` (or
+            /// `postgresql://`; user name and password percent-encoded).
+            ///
+            /// `sslmode` is `disable`, `require`, `verify-ca` or `verify-full`; without it the
+            /// connection is `verify-full` when `sslrootcert` names a root certificate and
+            /// `require` otherwise (libpq's `allow` and `prefer`, which fall back to plaintext
+            /// without a word, are refused). The database defaults to the user's name, the port
+            /// to 5432; the password may be left out (and given to ``password`` later).
+            ///
+            /// - Throws: ``SyncClient/ConfigurationError`` naming what is wrong: not such a URL, no
+            ///   host or user, a port that is no number, an unknown parameter or `sslmode`,
+            ///   `sslrootcert` with `sslmode=disable` or `require`.
+            public init(url text: String) throws {
+                func wrong(_ why: String) -> ConfigurationError {
+                    ConfigurationError("the PostgreSQL URL \(Self.redacted(text)) \(why)")
+                }
+                guard let url = URLComponents(string: text) else { throw wrong("is not a URL") }
+                guard url.scheme == "postgres" || url.scheme == "postgresql" else {
+                    throw wrong("does not start with postgres:// or postgresql://")
+                }
+                guard let host = url.host, !host.isEmpty else { throw wrong("names no host (postgres://user@host/database)") }
+                guard let user = url.user, !user.isEmpty else { throw wrong("names no user (postgres://user@host/database)") }
+                var mode: String?
+                var rootCertificate: URL?
+                for item in url.queryItems ?? [] {
+                    guard let value = item.value, !value.isEmpty else { throw wrong("gives no value to \(item.name)") }
+                    switch item.name {
+                    case "sslmode": mode = value
+                    case "sslrootcert": rootCertificate = URL(fileURLWithPath: value)
+                    default:
+                        throw wrong("has the parameter \(item.name), which is not understood here (sslmode and sslrootcert are)")
+                    }
+                }
+                let tls: TLS
+                switch (mode, rootCertificate) {
+                case (nil, nil), ("require", nil): tls = .require
+                case (nil, let root?), ("verify-full", let root?): tls = .verifyFull(rootCertificate: root)
+                case ("verify-ca", let root?): tls = .verifyCA(rootCertificate: root)
+                case ("disable", nil): tls = .disable
+                case ("verify-full", nil), ("verify-ca", nil):
+                    throw wrong("asks for sslmode=\(mode!) without sslrootcert: the root certificate to check the server's against")
+                case ("disable", _?), ("require", _?):
+                    throw wrong(
+                        "gives sslrootcert with sslmode=\(mode!), which checks no certificate: use sslmode=verify-full (or verify-ca)")
+                case ("allow", _), ("prefer", _):
+                    throw wrong(
+                        "asks for sslmode=\(mode!), which falls back to plaintext without a word: use require, verify-ca or verify-full, or disable for plaintext")
+                case (let mode?, _):
+                    throw wrong("has sslmode=\(mode), which is none of disable, require, verify-ca, verify-full")
+                }
+                if let port = url.port, !(1...65535).contains(port) { throw wrong("has the port \(port), which is not one") }
+                let database = url.path.hasPrefix("/") ? String(url.path.dropFirst()) : url.path
+                self.init(
+                    host: host, port: url.port ?? 5432, username: user, password: url.password,
+                    database: database.isEmpty ? user : database, tls: tls)
+            }
+
+            /// `text` with its password, if any, replaced by `***` (for errors and logs).
+            static func redacted(_ text: String) -> String {
+                guard var url = URLComponents(string: text), url.password != nil else { return text }
+                url.password = "***"
+                return url.string ?? text
+            }
+        }
+
+        /// A connection setting that cannot work: a malformed URL, a root certificate that cannot
+        /// be read. Thrown before anything connects.
+        public struct ConfigurationError: Error, CustomStringConvertible, Sendable {
+            public let description: String
+
+            init(_ description: String) {
+                self.description = description
             }
         }
 
@@ -53,6 +169,11 @@
             /// Change sets of the shared log cannot be applied to this file (a schema this node
             /// does not have, say): `reason` says which and why. Local change sets are still sent.
             case refused(reason: String)
+            /// PostgreSQL answers but the connection cannot be made as asked: the server offers
+            /// no TLS, its certificate is not signed by the root certificate or does not name
+            /// the host, or it refuses the login. `reason` says which. The client tries again,
+            /// backing off, as when offline; local writes wait in the outbox.
+            case cannotConnect(reason: String)
 
             public var description: String {
                 switch self {
@@ -60,6 +181,7 @@
                 case .syncing(let lag): "syncing (\(lag) to send)"
                 case .offline(let since): "offline since \(since)"
                 case .refused(let reason): "refusing the shared log: \(reason)"
+                case .cannotConnect(let reason): "cannot connect: \(reason)"
                 }
             }
         }
@@ -68,6 +190,8 @@
         public let node: String
         let file: FileWorker
         private let postgres: Postgres
+        /// How every connection of this client is made (TLS context included).
+        let connectionConfiguration: PostgresConnection.Configuration
         /// When the log is folded into the snapshot.
         public let compaction: LogCompaction
         private let state = Mutex(ClientState())
@@ -88,12 +212,17 @@
         ///
         /// `compaction` says when this node folds the shared log's older change sets into its
         /// snapshot (any node may; one at a time does).
-        /// - Throws: `Realm.Error` if the file cannot be opened, or is synced as another node.
+        ///
+        /// The connection is secured as `postgres.tls` says; a root certificate it names is read
+        /// now.
+        /// - Throws: ``ConfigurationError`` if the root certificate cannot be read; `Realm.Error`
+        ///   if the file cannot be opened, or is synced as another node.
         public init(
             realm configuration: Realm.Configuration, postgres: Postgres, node: String, compaction: LogCompaction = .keepingLatest(10_000)
         ) async throws {
             self.node = node
             self.postgres = postgres
+            connectionConfiguration = try Self.connectionConfiguration(postgres, node: node)
             self.compaction = compaction
             file = try await FileWorker.open(configuration, node: node)
         }
@@ -150,11 +279,26 @@
             var backoff: Duration = .milliseconds(50)
             var offlineSince: Date?
             var connectionID = 0
+            var lastRefusal: String?
             while !Task.isCancelled {
                 if offlineSince == nil { setStatus(.connecting) }
                 do {
                     connectionID += 1
-                    let raw = try await PostgresConnection.connect(configuration: configuration, id: connectionID, logger: logger)
+                    let raw: PostgresConnection
+                    do {
+                        raw = try await PostgresConnection.connect(configuration: configuration, id: connectionID, logger: logger)
+                    } catch {
+                        if Task.isCancelled { break }
+                        guard let refusal = connectionRefusal(error) else { throw error }
+                        if lastRefusal != refusal { logger.warning("sync of node '\(node)' cannot connect: \(refusal)") }
+                        lastRefusal = refusal
+                        offlineSince = offlineSince ?? Date()
+                        setStatus(.cannotConnect(reason: refusal))
+                        try? await Task.sleep(for: backoff)
+                        backoff = min(backoff * 2, .seconds(2))
+                        continue
+                    }
+                    lastRefusal = nil
                     let connection = SyncConnection(raw, logger: logger)
                     var failure: (any Error)?
                     do {
@@ -191,13 +335,91 @@
             try Task.checkCancellation()
         }
 
-        var connectionConfiguration: PostgresConnection.Configuration {
+        /// How to connect to `postgres` as `node`: its TLS context made (and root certificate
+        /// read) once.
+        static func connectionConfiguration(_ postgres: Postgres, node: String) throws -> PostgresConnection.Configuration {
+            let tls: PostgresConnection.Configuration.TLS
+            switch postgres.tls {
+            case .disable:
+                tls = .disable
+            case .require:
+                var settings = TLSConfiguration.makeClientConfiguration()
+                settings.certificateVerification = .none
+                tls = .require(try tlsContext(settings))
+            case .verifyCA(let root), .verifyFull(let root):
+                let certificates: [NIOSSLCertificate]
+                do {
+                    certificates = try NIOSSLCertificate.fromPEMFile(root.path)
+                } catch {
+                    let reason =
+                        FileManager.default.fileExists(atPath: root.path)
+                        ? "holds no PEM certificate that can be read (\(error))" : "does not exist"
+                    throw ConfigurationError("the root certificate \(root.path) (sslrootcert, for sslmode=\(postgres.tls.sslmode)) \(reason)")
+                }
+                guard !certificates.isEmpty else {
+                    throw ConfigurationError("the root certificate \(root.path) (sslrootcert) holds no certificate")
+                }
+                var settings = TLSConfiguration.makeClientConfiguration()
+                settings.trustRoots = .certificates(certificates)
+                if case .verifyCA = postgres.tls { settings.certificateVerification = .noHostnameVerification }
+                tls = .require(try tlsContext(settings))
+            }
             var configuration = PostgresConnection.Configuration(
                 host: postgres.host, port: postgres.port, username: postgres.username, password: postgres.password,
-                database: postgres.database, tls: .disable)
+                database: postgres.database, tls: tls)
             // What `pg_stat_activity` shows of the connection.
             configuration.options.additionalStartupParameters = [("application_name", "lmdbrealm-sync \(node)")]
             return configuration
+        }
+
+        private static func tlsContext(_ settings: TLSConfiguration) throws -> NIOSSLContext {
+            do {
+                return try NIOSSLContext(configuration: settings)
+            } catch {
+                throw ConfigurationError("the TLS settings for PostgreSQL cannot be used: \(error)")
+            }
+        }
+
+        /// Why a connection to PostgreSQL that failed cannot succeed by trying again as it is
+        /// (the server offers no TLS, its certificate is refused, the login is refused), or nil
+        /// for a failure of the network or the server (offline).
+        func connectionRefusal(_ error: any Error) -> String? {
+            let place = "\(postgres.host):\(postgres.port)"
+            var error = error
+            if let psql = error as? PSQLError {
+                if psql.code == .sslUnsupported {
+                    return "the server at \(place) offers no TLS, which sslmode=\(postgres.tls.sslmode) requires "
+                        + "(plaintext only with sslmode=disable)"
+                }
+                if psql.code == .server, let state = psql.serverInfo?[.sqlState], state.hasPrefix("28") {
+                    let message = psql.serverInfo?[.message] ?? "authentication failed"
+                    return "the server at \(place) refuses the login of role '\(postgres.username)': \(message)"
+                }
+                guard let underlying = psql.underlying else { return nil }
+                error = underlying
+            }
+            var root: String {
+                switch postgres.tls {
+                case .verifyCA(let root), .verifyFull(let root): root.path
+                case .disable, .require: "(none)"
+                }
+            }
+            if let extra = error as? NIOSSLExtraError, extra == .failedToValidateHostname {
+                return "the certificate of the server at \(place) does not name \(postgres.host) "
+                    + "(sslmode=verify-full checks the host against its subject alternative names)"
+            }
+            if let ssl = error as? NIOSSLError {
+                if case .handshakeFailed(let reason) = ssl {
+                    let text = String(describing: reason)
+                    if text.contains("CERTIFICATE_VERIFY_FAILED") {
+                        return "the certificate of the server at \(place) is not signed by the root certificate \(root) "
+                            + "(or has expired): \(text)"
+                    }
+                    return "the TLS handshake with the server at \(place) failed: \(text)"
+                }
+                return "TLS with the server at \(place) failed: \(ssl)"
+            }
+            return nil
         }
 
         /// Makes the shared log's tables if the database has none (one node at a time: two

@@ -113,9 +113,10 @@
         let server = try await onNewThread { try PostgresServer.start() }
         defer { server.stop() }
         try await withTemporaryDirectory(sourceLocation: sourceLocation) { dir in
-            let url = "postgres://\(server.username):\(server.password)@\(server.host):\(server.port)/\(server.database)"
+            let url = "postgres://\(server.username):\(server.password)@\(server.host):\(server.port)/\(server.database)?sslmode=disable"
             let postgres = SyncClient.Postgres(
-                host: server.host, port: server.port, username: server.username, password: server.password, database: server.database)
+                host: server.host, port: server.port, username: server.username, password: server.password, database: server.database,
+                tls: .disable)
             try await body(dir, server, url, postgres)
         }
     }
@@ -124,8 +125,9 @@
     /// "machines" (processes with files of their own) and a fetch into one of them.
     @Suite struct ArticleCacheSyncTests {
         @Test(arguments: [
-            (["--sync", "mysql://u@127.0.0.1/db"], "--sync is not a URL of the form postgres://"),
-            (["--sync", "postgres://127.0.0.1/db"], "--sync is not a URL of the form postgres://"),
+            (["--sync", "mysql://u@127.0.0.1/db"], "--sync: the PostgreSQL URL mysql://u@127.0.0.1/db does not start with postgres://"),
+            (["--sync", "postgres://127.0.0.1/db"], "--sync: the PostgreSQL URL postgres://127.0.0.1/db names no user"),
+            (["--sync", "postgres://u:pw@127.0.0.1/db?sslmode=prefer"], "asks for sslmode=prefer, which falls back to plaintext"),
             (["--node", "a"], "--node names this cache for --sync, which is missing"),
         ])
         func aMalformedSyncOptionIsAUsageErrorThatOpensNothing(arguments: [String], message: String) async throws {
@@ -140,11 +142,16 @@
             }
         }
 
+        /// Over TLS, the server's certificate checked (`sslmode=verify-full`), as the README shows.
         @Test func aFetchIntoOneCacheIsPrintedByTheWatcherOfAnother() async throws {
-            let server = try await onNewThread { try PostgresServer.start() }
-            defer { server.stop() }
             try await withTemporaryDirectory { dir in
-                let url = "postgres://\(server.username):\(server.password)@\(server.host):\(server.port)/\(server.database)"
+                let root = try TestCertificates(in: dir, name: "root")
+                let certificate = try root.server(names: ["IP:127.0.0.1"], file: "server")
+                let server = try await onNewThread { try PostgresServer.start(tls: certificate) }
+                defer { server.stop() }
+                let url =
+                    "postgres://\(server.username):\(server.password)@\(server.host):\(server.port)/\(server.database)"
+                    + "?sslmode=verify-full&sslrootcert=\(root.certificate.path)"
                 let tool = builtExecutable(named: "ArticleCache")
                 let (a, b) = (dir.appendingPathComponent("a.realm").path, dir.appendingPathComponent("b.realm").path)
                 try await onNewThread {
@@ -183,7 +190,7 @@
             let server = try await onNewThread { try PostgresServer.start() }
             defer { server.stop() }
             try await withTemporaryDirectory { dir in
-                let url = "postgres://\(server.username):\(server.password)@\(server.host):\(server.port)/\(server.database)"
+                let url = "postgres://\(server.username):\(server.password)@\(server.host):\(server.port)/\(server.database)?sslmode=disable"
                 let tool = builtExecutable(named: "ArticleCache")
                 let inspector = builtExecutable(named: "lmdbrealm")
                 let nodes = ["a", "b", "c"]

@@ -96,13 +96,17 @@ public final class PostgresServer: @unchecked Sendable {
     ///
     /// Throws a ``PostgresServerError`` that names the command that failed and shows its output
     /// and the end of the server's log.
-    public static func start() throws -> PostgresServer {
+    ///
+    /// With `tls`, the server offers TLS (`ssl = on`) with that certificate and key; without,
+    /// it offers none and refuses a client that asks for it.
+    public static func start(tls: TestCertificates.Server? = nil) throws -> PostgresServer {
         let tools = try Tools.find()
         removeAbandonedServers(tools: tools)
         let base = try makeTemporaryDirectory(tools: tools)
         let port: Int
         do {
             try initializeCluster(in: base, tools: tools)
+            if let tls { try installCertificate(tls, in: base, tools: tools) }
             port = try startOnFreePort(in: base, tools: tools)
         } catch {
             try? FileManager.default.removeItem(at: base)
@@ -183,6 +187,25 @@ public final class PostgresServer: @unchecked Sendable {
         try write(accessRules, to: data.appendingPathComponent("pg_hba.conf"), tools: tools)
         try append(
             "\n# Written by PostgresServer.\ninclude '\(Layout.settingsFileName)'\n",
+            to: data.appendingPathComponent("postgresql.conf"))
+    }
+
+    /// Copies the server's certificate and key into the data directory (the key readable by
+    /// the server's account alone, as PostgreSQL demands) and turns TLS on in postgresql.conf.
+    private static func installCertificate(_ tls: TestCertificates.Server, in base: URL, tools: Tools) throws {
+        let data = Layout.dataDirectory(in: base)
+        for (source, name) in [(tls.certificate, "server.crt"), (tls.key, "server.key")] {
+            let target = data.appendingPathComponent(name)
+            do {
+                try Data(contentsOf: source).write(to: target)
+            } catch {
+                throw PostgresServerError("could not copy \(source.path) to \(target.path): \(error)")
+            }
+            guard chmod(target.path, 0o600) == 0 else { throw systemError("chmod(\(target.path), 0600)") }
+            try tools.handToServerAccount(target)
+        }
+        try append(
+            "ssl = on\nssl_cert_file = 'server.crt'\nssl_key_file = 'server.key'\n",
             to: data.appendingPathComponent("postgresql.conf"))
     }
 
@@ -599,7 +622,7 @@ private struct ServerAccount: Sendable {
 // MARK: - Running a command
 
 /// Runs a program to its end and collects what it printed.
-private enum Command {
+enum Command {
     /// How long a command may run before it is ended; pg_ctl's own waits are 60 s.
     static let timeout: TimeInterval = 120
 
@@ -862,6 +885,9 @@ private struct OutputFiles {
             throw PostgresServerError(
                 "could not create \(url.path) for the output of \(commandLine)")
         }
+        // Close-on-exec: only the command gets it (as its standard output or error); a command
+        // another thread starts meanwhile must not inherit it and write into this one's output.
+        _ = fcntl(handle.fileDescriptor, F_SETFD, FD_CLOEXEC)
         return handle
     }
 }

@@ -10,8 +10,8 @@
         @Option(
             help: ArgumentHelp(
                 "Keep the cache in step with other caches through this PostgreSQL database while the command runs.",
-                discussion: "The password may also come from $PGPASSWORD.",
-                valueName: "postgres://user:password@host:port/database"))
+                discussion: "The connection uses TLS unless the URL says sslmode=disable; the password may also come from $PGPASSWORD.",
+                valueName: "postgres://user:password@host:port/database?sslmode=verify-full&sslrootcert=ca.pem"))
         var sync: String?
 
         @Option(help: "This cache's name among the caches that share the database (default: the host name and process ID).")
@@ -22,17 +22,17 @@
             if let sync { _ = try Self.postgres(from: sync) }
         }
 
-        /// The connection a `postgres://` (or `postgresql://`) URL describes.
+        /// The connection a `postgres://` (or `postgresql://`) URL describes, libpq's `sslmode`
+        /// and `sslrootcert` included (TLS unless `sslmode=disable`).
         static func postgres(from text: String) throws -> SyncClient.Postgres {
-            guard let url = URLComponents(string: text), url.scheme == "postgres" || url.scheme == "postgresql",
-                let host = url.host, !host.isEmpty, let user = url.user, !user.isEmpty
-            else {
-                throw ValidationError("--sync is not a URL of the form postgres://user:password@host:port/database: \(text)")
+            var postgres: SyncClient.Postgres
+            do {
+                postgres = try SyncClient.Postgres(url: text)
+            } catch {
+                throw ValidationError("--sync: \(error)")
             }
-            let database = url.path.hasPrefix("/") ? String(url.path.dropFirst()) : url.path
-            let password = url.password ?? ProcessInfo.processInfo.environment["PGPASSWORD"]
-            return SyncClient.Postgres(
-                host: host, port: url.port ?? 5432, username: user, password: password, database: database.isEmpty ? user : database)
+            if postgres.password == nil { postgres.password = ProcessInfo.processInfo.environment["PGPASSWORD"] }
+            return postgres
         }
 
         /// Starts syncing the file of `configuration` (nothing without `--sync`), each change of
