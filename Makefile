@@ -34,6 +34,16 @@ postgres-deps:
 		echo "    sudo apt-get install postgresql" >&2; \
 		exit 1; \
 	fi
+	@# openssl makes the certificates of the TLS tests' servers.
+	@if command -v openssl >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ]; then \
+		echo "Installing openssl (apt-get)..." >&2; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl >/dev/null; \
+	else \
+		echo "error: openssl, which makes the sync tests' certificates, is missing. Install it with:" >&2; \
+		echo "    sudo apt-get install openssl" >&2; \
+		exit 1; \
+	fi
 
 build: deps
 	$(SWIFT) build
