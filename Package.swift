@@ -90,6 +90,7 @@ let package = Package(
             dependencies: [
                 "LMDBRealm",
                 "InspectorImport",
+                "LMDBRealmSync",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -176,7 +177,7 @@ let package = Package(
         ),
         .testTarget(
             name: "InspectorTests",
-            dependencies: ["Inspector", "ArticleCache", "LMDBRealm", "TestSupport"],
+            dependencies: ["Inspector", "ArticleCache", "LMDBRealm", "LMDBRealmSync", "TestSupport"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -19,7 +19,7 @@ struct Inspector: ParsableCommand {
             """,
         subcommands: [
             Info.self, SchemaCommand.self, Query.self, Dump.self, Import.self, Verify.self, Compact.self, Watch.self,
-            Explain.self, Stats.self,
+            Explain.self, Stats.self, SyncSetupCommand.self,
         ]
     )
 

@@ -174,6 +174,12 @@
             /// the host, or it refuses the login. `reason` says which. The client tries again,
             /// backing off, as when offline; local writes wait in the outbox.
             case cannotConnect(reason: String)
+            /// PostgreSQL refuses what this node asks of it: its role may not append change sets
+            /// under this node's id (a node posing as another, after `lmdbrealm sync-setup`), or
+            /// may not create the log's missing tables. `reason` names the role, the node and
+            /// PostgreSQL's words. The client tries again, backing off, as when offline (an
+            /// administrator may grant what is missing); local writes wait in the outbox.
+            case notPermitted(reason: String)
 
             public var description: String {
                 switch self {
@@ -182,6 +188,7 @@
                 case .offline(let since): "offline since \(since)"
                 case .refused(let reason): "refusing the shared log: \(reason)"
                 case .cannotConnect(let reason): "cannot connect: \(reason)"
+                case .notPermitted(let reason): "not permitted: \(reason)"
                 }
             }
         }
@@ -195,6 +202,9 @@
         /// When the log is folded into the snapshot.
         public let compaction: LogCompaction
         private let state = Mutex(ClientState())
+        /// Whether the role may compact, as the current connection found (`nil`: not asked yet),
+        /// and whether a refusal was said.
+        private let compactionPermission = Mutex<(known: Bool?, said: Bool)>((nil, false))
         /// Warnings only: a lost connection is said once (then the status tells), not at each retry.
         let logger: Logger = {
             var logger = Logger(label: "LMDBRealmSync")
@@ -280,6 +290,7 @@
             var offlineSince: Date?
             var connectionID = 0
             var lastRefusal: String?
+            var lastPermissionRefusal: String?
             while !Task.isCancelled {
                 if offlineSince == nil { setStatus(.connecting) }
                 do {
@@ -324,9 +335,19 @@
                     if let failure { throw failure }
                 } catch {
                     if Task.isCancelled { break }
-                    if offlineSince == nil { logger.warning("sync of node '\(node)' interrupted: \(String(reflecting: error))") }
+                    let wasOnline = offlineSince == nil
                     let since = offlineSince ?? Date()
                     offlineSince = since
+                    if let refusal = permissionRefusal(error) {
+                        // Said once: the connection succeeds each time, the refusal follows.
+                        if lastPermissionRefusal != refusal { logger.warning("sync of node '\(node)' is not permitted: \(refusal)") }
+                        lastPermissionRefusal = refusal
+                        setStatus(.notPermitted(reason: refusal))
+                        try? await Task.sleep(for: backoff)
+                        backoff = min(backoff * 2, .seconds(2))
+                        continue
+                    }
+                    if wasOnline { logger.warning("sync of node '\(node)' interrupted: \(String(reflecting: error))") }
                     setStatus(.offline(since: since))
                     try? await Task.sleep(for: backoff)
                     backoff = min(backoff * 2, .seconds(2))
@@ -422,43 +443,43 @@
             return nil
         }
 
+        /// What PostgreSQL refused this node's role, if `error` is a refusal of a privilege
+        /// (SQLSTATE 42501: a row-level security policy, a missing grant), or nil.
+        func permissionRefusal(_ error: any Error) -> String? {
+            guard let psql = error as? PSQLError, psql.code == .server, psql.serverInfo?[.sqlState] == "42501" else { return nil }
+            let message = psql.serverInfo?[.message] ?? "permission denied"
+            let role = postgres.username
+            if message.contains("row-level security") {
+                return "PostgreSQL refuses role '\(role)' the change sets of node '\(node)': \(message) "
+                    + "(a node logs in as the role named by its node id)"
+            }
+            if message.contains("schema") {
+                return "the shared log's tables are missing and role '\(role)' may not create them: \(message) "
+                    + "(run the script `lmdbrealm sync-setup` prints)"
+            }
+            return "PostgreSQL refuses role '\(role)' (node '\(node)'): \(message)"
+        }
+
         /// Makes the shared log's tables if the database has none (one node at a time: two
-        /// `CREATE TABLE IF NOT EXISTS` at once can both try to create it).
+        /// `CREATE TABLE IF NOT EXISTS` at once can both try to create it). Tables that exist
+        /// are left alone, so a node whose role may not create tables (after `lmdbrealm
+        /// sync-setup`) asks nothing it may not.
         func createLog(_ connection: SyncConnection) async throws {
+            let present = try await connection.query(
+                "SELECT count(*) FROM unnest(\(SyncSetup.tables)::text[]) AS t(name) WHERE to_regclass(name) IS NOT NULL")
+            if try await present.decode(Int64.self).first(where: { _ in true }) == Int64(SyncSetup.tables.count) { return }
             try await connection.transaction { connection in
                 try await connection.query("SELECT pg_advisory_xact_lock(7300)")
-                try await connection.query(
-                    """
-                    CREATE TABLE IF NOT EXISTS lmdbrealm_changes (
-                        sequence bigserial PRIMARY KEY,
-                        node text NOT NULL,
-                        local_sequence bigint NOT NULL,
-                        changes bytea NOT NULL,
-                        UNIQUE (node, local_sequence))
-                    """)
-                try await connection.query(
-                    """
-                    CREATE TABLE IF NOT EXISTS lmdbrealm_objects (
-                        class text NOT NULL,
-                        key bytea NOT NULL,
-                        state bytea NOT NULL,
-                        has_links boolean NOT NULL,
-                        PRIMARY KEY (class, key))
-                    """)
-                try await connection.query(
-                    """
-                    CREATE TABLE IF NOT EXISTS lmdbrealm_snapshot (
-                        id int PRIMARY KEY CHECK (id = 1),
-                        through bigint NOT NULL,
-                        clock bigint NOT NULL,
-                        schema_version bigint NOT NULL)
-                    """)
+                for statement in SyncSetup.tableStatements {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement))
+                }
             }
         }
 
         /// One connection's life: exchanges change sets whenever a local commit or a notification
         /// says there may be some, until the connection fails.
         private func session(_ connection: SyncConnection) async throws {
+            compactionPermission.withLock { $0.known = nil }
             let (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
             let observation = try await file.observeCommits { wake.yield() }
             defer { observation.cancel() }
@@ -512,7 +533,7 @@
                 if let sent { try await file.perform { try $0.removeSyncOutbox(through: sent) } }
             } else {
                 let (cursor, snapshot) = try await pull(connection, removingOutboxThrough: sent)
-                if let keep = compaction.keepsLatest, cursor - snapshot > 2 * Int64(keep) {
+                if let keep = compaction.keepsLatest, cursor - snapshot > 2 * Int64(keep), try await mayCompact(connection) {
                     try await compact(connection, keepingLatest: keep)
                 }
             }
@@ -521,6 +542,30 @@
                 if case .refused = state.status { return }
                 state.update(.syncing(lag: lag))
             }
+        }
+
+        /// Whether this node's role may fold the log into the snapshot (after `lmdbrealm
+        /// sync-setup`, only the compactor's may), asked once a connection; a node that may not
+        /// says so once and leaves compaction to the compactor.
+        private func mayCompact(_ connection: SyncConnection) async throws -> Bool {
+            if let known = compactionPermission.withLock({ $0.known }) { return known }
+            let rows = try await connection.query(
+                """
+                SELECT has_table_privilege('lmdbrealm_objects', 'INSERT, UPDATE')
+                    AND has_table_privilege('lmdbrealm_snapshot', 'INSERT, UPDATE')
+                    AND has_table_privilege('lmdbrealm_changes', 'DELETE')
+                """)
+            let permitted = try await rows.decode(Bool.self).first(where: { _ in true }) ?? false
+            let say = compactionPermission.withLock { state in
+                state.known = permitted
+                defer { if !permitted { state.said = true } }
+                return !permitted && !state.said
+            }
+            if say {
+                logger.notice(
+                    "node '\(node)' leaves compaction to the compactor: role '\(postgres.username)' may not write the snapshot or remove change sets")
+            }
+            return permitted
         }
 
         /// Sends the outbox in commit order, 500 change sets a transaction, and returns the local

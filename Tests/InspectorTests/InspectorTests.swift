@@ -1,5 +1,6 @@
 import Foundation
 import LMDBRealm
+import LMDBRealmSync
 import TestSupport
 import Testing
 
@@ -232,6 +233,21 @@ private let types: [Object.Type] = [InspPerson.self, InspBook.self, InspCover.se
             #expect(try inspect("query", "x.realm", "A", "--limit", "-1").status == 2)
             #expect(try inspect("--help").status == 0)
         }
+    }
+
+    /// `sync-setup` prints the script that sets a PostgreSQL database up for a role per node
+    /// (the sync tests run it against a server); names it cannot keep are usage errors.
+    @Test func syncSetupPrintsTheScript() throws {
+        let printed = try inspect("sync-setup", "--node", "api-1", "--node", "api-2", "--compactor", "folder")
+        #expect(printed.status == 0, "\(printed.err)")
+        #expect(printed.out == (try SyncSetup.script(nodes: ["api-1", "api-2"], compactor: "folder")))
+        #expect(printed.out.contains("CREATE POLICY lmdbrealm_appends ON lmdbrealm_changes FOR INSERT TO \"lmdbrealm_node\" WITH CHECK (node = current_user);"))
+        let prefixed = try inspect("sync-setup", "--node", "a", "--prefix", "notes")
+        #expect(prefixed.status == 0 && prefixed.out.contains("GRANT \"notes_node\" TO \"a\";"), "\(prefixed.err)")
+        let none = try inspect("sync-setup")
+        #expect(none.status == 2 && none.err.contains("--node"), "\(none.err)")
+        let twice = try inspect("sync-setup", "--node", "a", "--compactor", "a")
+        #expect(twice.status == 2 && twice.err.contains("the node id 'a' is given twice"), "\(twice.err)")
     }
 
     /// `stats` and `explain` read the file's figures and a query's plan.

@@ -35,7 +35,7 @@
 
         init(
             _ name: String, in directory: URL, server: PostgresServer, compaction: LogCompaction = .keepingLatest(10_000),
-            release: Int = 1
+            release: Int = 1, role: (name: String, password: String)? = nil
         ) async throws {
             var configuration = Realm.Configuration(fileURL: directory.appendingPathComponent("\(name).realm"))
             configuration.objectTypes = release == 1 ? [SyncedNote.self] : [SyncedNoteV2.self]
@@ -43,8 +43,8 @@
             self.configuration = configuration
             // These servers offer no TLS; the TLS suite covers the secured connection.
             let postgres = SyncClient.Postgres(
-                host: server.host, port: server.port, username: server.username, password: server.password, database: server.database,
-                tls: .disable)
+                host: server.host, port: server.port, username: role?.name ?? server.username, password: role?.password ?? server.password,
+                database: server.database, tls: .disable)
             let client = try await SyncClient(realm: configuration, postgres: postgres, node: name, compaction: compaction)
             self.client = client
             task = Task { try await client.run() }

@@ -356,6 +356,16 @@ public final class PostgresServer: @unchecked Sendable {
     /// `select 1` returns "1", `select 1, 'a'` returns "1|a", an insert returns "".
     @discardableResult
     public func psql(_ sql: String, asSuperuser: Bool = false) throws -> String {
+        try psql(sql, client: asSuperuser ? ["-h", temporaryDirectory.path, "-U", "postgres"] : ["-h", host, "-U", username], password: password)
+    }
+
+    /// Runs `sql` as ``psql(_:asSuperuser:)`` does, over TCP as `role` with `password`.
+    @discardableResult
+    public func psql(_ sql: String, role: String, password: String) throws -> String {
+        try psql(sql, client: ["-h", host, "-U", role], password: password)
+    }
+
+    private func psql(_ sql: String, client: [String], password: String) throws -> String {
         lock.lock()
         let removed = state == .removed
         lock.unlock()
@@ -369,7 +379,6 @@ public final class PostgresServer: @unchecked Sendable {
             throw PostgresServerError("psql(): could not write the script \(script.path): \(error)")
         }
         defer { try? FileManager.default.removeItem(at: script) }
-        let client = asSuperuser ? ["-h", temporaryDirectory.path, "-U", "postgres"] : ["-h", host, "-U", username]
         let arguments = ["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1"] + client + ["-p", String(port), "-d", database, "-f", "-"]
         let output = try Command.runChecked(
             (tools.url(of: "psql"), arguments), in: temporaryDirectory,
