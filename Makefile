@@ -239,7 +239,7 @@ bench-quick: deps
 # server of its own (Scripts/with-postgres.sh). Writes Benchmarks/results/sync-latest.md.
 bench-sync: deps postgres-deps
 	$(SWIFT) build -c release --package-path Benchmarks --product SyncBenchmarks
-	POSTGRES_DATABASES="latency throughput catchup" bash Scripts/with-postgres.sh \
+	POSTGRES_DATABASES="latency throughput catchup roles" bash Scripts/with-postgres.sh \
 		$$($(SWIFT) build -c release --package-path Benchmarks --show-bin-path)/SyncBenchmarks $(SYNC_BENCH_FLAGS)
 
 # The NotesServer example (Examples/NotesServer, a package of its own): its tests start the real

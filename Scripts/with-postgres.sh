@@ -35,4 +35,6 @@ for database in ${POSTGRES_DATABASES:-bench}; do
     "$bin/psql" -X -q -h "$dir" -p "$port" -U postgres -d postgres -c "CREATE DATABASE $database OWNER bench"
 done
 export LMDBREALM_POSTGRES_URL="postgres://bench:$password@127.0.0.1:$port/"
+# The superuser, through the server's Unix socket (no password), for what only it may do.
+export LMDBREALM_POSTGRES_SOCKET="$dir" LMDBREALM_PSQL="$bin/psql"
 "$@"

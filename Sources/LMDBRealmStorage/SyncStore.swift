@@ -8,7 +8,9 @@ package import LMDBRealmFormat
 ///
 /// - `0x01` + a name: the node's state — `node` (this file's node name), `clock` (the newest
 ///   hybrid logical clock it has seen or made), `cursor` (the global sequence of the last change
-///   set applied from others), `next` (the local sequence of the next outbox entry).
+///   set applied from others), `next` (the local sequence of the next outbox entry), `epoch` (the
+///   identity of the shared log the file syncs with), `cursorNode` and `cursorLocal` (the node
+///   and local sequence of the change set at the cursor; none after a snapshot moved it).
 /// - `0x02` + a local sequence (8 bytes, big-endian): the outbox, one ``SyncChangeSet`` per
 ///   local commit, written in that commit's own transaction and removed once the shared log has
 ///   it.
@@ -69,6 +71,12 @@ package struct SyncState: Sendable {
     package var cursor: Int64
     /// The local sequence the next outbox entry takes.
     package var nextSequence: UInt64
+    /// The identity of the shared log the file syncs with ("": not known yet).
+    package var epoch = ""
+    /// The node of the change set at the cursor ("": not known, as after loading a snapshot).
+    package var cursorNode = ""
+    /// The local sequence of the change set at the cursor among its node's.
+    package var cursorLocal: UInt64 = 0
 }
 
 extension StoreView {
@@ -88,8 +96,15 @@ extension StoreView {
         func word(_ name: String) throws -> UInt64 {
             try syncValue(store, key: SyncStore.stateKey(name), in: file).map(SyncBytes.word) ?? 0
         }
-        let node = try syncValue(store, key: SyncStore.stateKey("node"), in: file).map { String(decoding: $0, as: UTF8.self) } ?? ""
-        return SyncState(node: node, clock: try word("clock"), cursor: Int64(bitPattern: try word("cursor")), nextSequence: try word("next"))
+        func text(_ name: String) throws -> String {
+            try syncValue(store, key: SyncStore.stateKey(name), in: file).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        }
+        var state = SyncState(
+            node: try text("node"), clock: try word("clock"), cursor: Int64(bitPattern: try word("cursor")), nextSequence: try word("next"))
+        state.epoch = try text("epoch")
+        state.cursorNode = try text("cursorNode")
+        state.cursorLocal = try word("cursorLocal")
+        return state
     }
 
     /// Up to `limit` outbox entries after local sequence `sequence`, in commit order.
@@ -159,6 +174,12 @@ extension WriteSession {
         var bytes: [UInt8] = []
         SyncBytes.appendWord(value, to: &bytes)
         try putSyncValue(store, key: SyncStore.stateKey(name), value: bytes)
+    }
+
+    /// Records the node and local sequence of the change set at the cursor ("" and 0: not known).
+    package func putCursorIdentity(_ store: SyncStore, node: String, localSequence: UInt64) throws {
+        try putSyncValue(store, key: SyncStore.stateKey("cursorNode"), value: Array(node.utf8))
+        try putSyncWord(store, "cursorLocal", localSequence)
     }
 
     package func setStamp(_ store: SyncStore, _ stamp: SyncStamp, className: String, key: [UInt8], property: String) throws {

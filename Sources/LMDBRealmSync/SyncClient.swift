@@ -314,7 +314,10 @@
                     var failure: (any Error)?
                     do {
                         try await withTaskCancellationHandler {
-                            try await Self.untilClosed(connection) { try await self.createLog(connection) }
+                            try await Self.untilClosed(connection) {
+                                try await self.createLog(connection)
+                                try await self.checkLogIdentity(connection)
+                            }
                             offlineSince = nil
                             backoff = .milliseconds(50)
                             try await self.session(connection)
@@ -338,6 +341,14 @@
                     let wasOnline = offlineSince == nil
                     let since = offlineSince ?? Date()
                     offlineSince = since
+                    if let wentBack = error as? LogWentBack {
+                        // Neither sent nor applied: the log this file synced with is not there.
+                        if lastPermissionRefusal != wentBack.reason { logger.error("sync of node '\(node)' stopped: \(wentBack.reason)") }
+                        lastPermissionRefusal = wentBack.reason
+                        setStatus(.refused(reason: wentBack.reason))
+                        try? await Task.sleep(for: .seconds(2))
+                        continue
+                    }
                     if let refusal = permissionRefusal(error) {
                         // Said once: the connection succeeds each time, the refusal follows.
                         if lastPermissionRefusal != refusal { logger.warning("sync of node '\(node)' is not permitted: \(refusal)") }
@@ -458,6 +469,50 @@
                     + "(run the script `lmdbrealm sync-setup` prints)"
             }
             return "PostgreSQL refuses role '\(role)' (node '\(node)'): \(message)"
+        }
+
+        /// Checks that the shared log is the one the file synced with, and has not gone back:
+        /// its epoch is the one the file remembers (a log whose tables were recreated has
+        /// another), and it still holds the change set the file's cursor is at — the same one —
+        /// or its snapshot has folded it. A log restored from a backup, or a standby that lagged
+        /// and took over, hands the same sequence numbers out again; a node that went on from its
+        /// cursor would skip what they number, for ever. Throws ``LogWentBack`` saying which.
+        /// The first time, the file learns the log's epoch.
+        func checkLogIdentity(_ connection: SyncConnection) async throws {
+            let epochRows = try await connection.query("SELECT epoch FROM lmdbrealm_log WHERE id = 1")
+            let epoch = try await epochRows.decode(String.self).first(where: { _ in true }) ?? ""
+            guard let state = try await file.perform({ try $0.syncState() }) else { return }
+            let place = "\(postgres.host):\(postgres.port)/\(postgres.database)"
+            let consequence =
+                "this node neither sends nor applies change sets until its file is reset (a new file for the node, "
+                + "or the log put back)"
+            if !state.epoch.isEmpty && state.epoch != epoch {
+                throw LogWentBack(
+                    reason: "the shared log at \(place) is another log (epoch \(epoch)) than the one this file synced with "
+                        + "(epoch \(state.epoch)): its tables were recreated; \(consequence)")
+            }
+            if state.cursor > 0 {
+                let rows = try await connection.query(
+                    "SELECT node, local_sequence FROM lmdbrealm_changes WHERE sequence = \(state.cursor)")
+                if let (node, local) = try await rows.decode((String, Int64).self).first(where: { _ in true }) {
+                    if !state.cursorNode.isEmpty && (node != state.cursorNode || UInt64(bitPattern: local) != state.cursorLocal) {
+                        throw LogWentBack(
+                            reason: "the shared log at \(place) went back: its change set \(state.cursor) is node '\(node)'s #\(local), "
+                                + "where this file applied node '\(state.cursorNode)'s #\(state.cursorLocal) (a restore from a backup, "
+                                + "or a failover to a standby that lagged); \(consequence)")
+                    }
+                } else if try await snapshotPosition(connection).through < state.cursor {
+                    let lastRows = try await connection.query("SELECT COALESCE(max(sequence), 0) FROM lmdbrealm_changes")
+                    let last = try await lastRows.decode(Int64.self).first(where: { _ in true }) ?? 0
+                    throw LogWentBack(
+                        reason: "the shared log at \(place) went back: this file applied its change sets through \(state.cursor), "
+                            + "and the log no longer holds that one (its newest is \(last)): a restore from a backup, or a failover "
+                            + "to a standby that lagged; \(consequence)")
+                }
+            }
+            if state.epoch.isEmpty && !epoch.isEmpty {
+                try await file.perform { try $0.setSyncEpoch(epoch) }
+            }
         }
 
         /// Makes the shared log's tables if the database has none (one node at a time: two
@@ -610,10 +665,14 @@
                 let cursor = try await file.perform { try $0.syncState()?.cursor ?? 0 }
                 try Task.checkCancellation()
                 let rows = try await connection.query(
-                    "SELECT sequence, node, changes FROM lmdbrealm_changes WHERE sequence > \(cursor) ORDER BY sequence LIMIT 1000")
+                    """
+                    SELECT sequence, node, local_sequence, changes FROM lmdbrealm_changes WHERE sequence > \(cursor)
+                    ORDER BY sequence LIMIT 1000
+                    """)
                 var incoming: [SyncIncoming] = []
-                for try await (sequence, node, changes) in rows.decode((Int64, String, ByteBuffer).self) {
-                    incoming.append(SyncIncoming(sequence: sequence, node: node, changes: Array(changes.readableBytesView)))
+                for try await (sequence, node, local, changes) in rows.decode((Int64, String, Int64, ByteBuffer).self) {
+                    incoming.append(
+                        SyncIncoming(sequence: sequence, node: node, changes: Array(changes.readableBytesView), localSequence: local))
                 }
                 // Read after the change sets: if a compaction folded some of those after the
                 // cursor before they were read, the snapshot's position says so.
@@ -663,6 +722,13 @@
         func setStatus(_ status: Status) {
             state.withLock { $0.update(status) }
         }
+    }
+
+    /// The shared log is not the one the file synced with, or went back (see
+    /// `SyncClient.checkLogIdentity`).
+    struct LogWentBack: Error, CustomStringConvertible {
+        let reason: String
+        var description: String { reason }
     }
 
     /// An operation of `SyncClient.untilClosed` on a task of its own, and the continuation that

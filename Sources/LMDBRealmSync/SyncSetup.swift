@@ -42,6 +42,10 @@ public enum SyncSetup {
             has_links boolean NOT NULL,
             PRIMARY KEY (class, key))
         """,
+        // The log's identity: a new one for every new log, so that a node that synced with
+        // another (its tables recreated) finds out.
+        "CREATE TABLE IF NOT EXISTS lmdbrealm_log (id int PRIMARY KEY CHECK (id = 1), epoch text NOT NULL)",
+        "INSERT INTO lmdbrealm_log VALUES (1, gen_random_uuid()::text) ON CONFLICT (id) DO NOTHING",
         """
         CREATE TABLE IF NOT EXISTS lmdbrealm_snapshot (
             id int PRIMARY KEY CHECK (id = 1),
@@ -52,7 +56,7 @@ public enum SyncSetup {
     ]
 
     /// The names of the shared log's tables.
-    package static let tables = ["lmdbrealm_changes", "lmdbrealm_objects", "lmdbrealm_snapshot"]
+    package static let tables = ["lmdbrealm_changes", "lmdbrealm_objects", "lmdbrealm_snapshot", "lmdbrealm_log"]
 
     /// The longest role name PostgreSQL keeps: a longer one is cut short without an error, and
     /// would no longer be the node's id.
@@ -104,6 +108,7 @@ public enum SyncSetup {
             "-- Then give each node's role a password (ALTER ROLE \"node\" PASSWORD '...') or a",
             "-- certificate login in pg_hba.conf.",
             "BEGIN;",
+            "SET LOCAL client_min_messages = warning;",
             "SELECT pg_advisory_xact_lock(7300);",
         ]
         lines += tableStatements.map { $0 + ";" }
@@ -124,11 +129,11 @@ public enum SyncSetup {
             "",
             "-- Nodes read the log and the snapshot and append to the log; the compactor also",
             "-- writes the snapshot and removes what it folded. Nobody else reaches the tables.",
-            "REVOKE ALL ON lmdbrealm_changes, lmdbrealm_objects, lmdbrealm_snapshot FROM PUBLIC;",
+            "REVOKE ALL ON lmdbrealm_changes, lmdbrealm_objects, lmdbrealm_snapshot, lmdbrealm_log FROM PUBLIC;",
             "REVOKE ALL ON SEQUENCE lmdbrealm_changes_sequence_seq FROM PUBLIC;",
             "GRANT SELECT, INSERT ON lmdbrealm_changes TO \(g);",
             "GRANT USAGE ON SEQUENCE lmdbrealm_changes_sequence_seq TO \(g);",
-            "GRANT SELECT ON lmdbrealm_objects, lmdbrealm_snapshot TO \(g);",
+            "GRANT SELECT ON lmdbrealm_objects, lmdbrealm_snapshot, lmdbrealm_log TO \(g);",
             "GRANT SELECT, DELETE ON lmdbrealm_changes TO \(c);",
             "GRANT SELECT, INSERT, UPDATE ON lmdbrealm_objects, lmdbrealm_snapshot TO \(c);",
             "",

@@ -331,6 +331,28 @@ public final class PostgresServer: @unchecked Sendable {
         state = .stopped
     }
 
+    /// Copies the data directory of the stopped server (after `kill()`), as a backup taken then,
+    /// to `name` in the temporary directory; returns the copy's place.
+    public func copyData(named name: String) throws -> URL {
+        lock.lock()
+        defer { lock.unlock() }
+        guard state == .stopped else { throw PostgresServerError("copyData(named:): the server runs; kill() it first") }
+        let copy = temporaryDirectory.appendingPathComponent(name)
+        // cp -a keeps owners and modes (the server's account's, when this process is root).
+        try Command.runChecked((URL(fileURLWithPath: "/bin/cp"), ["-a", directory.path, copy.path]), in: temporaryDirectory)
+        return copy
+    }
+
+    /// Puts back a copy of `copyData(named:)` in place of the stopped server's data directory,
+    /// as restoring a backup does; `restart()` then starts the server on it.
+    public func restoreData(from copy: URL) throws {
+        lock.lock()
+        defer { lock.unlock() }
+        guard state == .stopped else { throw PostgresServerError("restoreData(from:): the server runs; kill() it first") }
+        try Command.runChecked((URL(fileURLWithPath: "/bin/rm"), ["-rf", directory.path]), in: temporaryDirectory)
+        try Command.runChecked((URL(fileURLWithPath: "/bin/cp"), ["-a", copy.path, directory.path]), in: temporaryDirectory)
+    }
+
     /// `pg_ctl stop -m mode`, which returns once the server has exited (60 s at most).
     private func pgCtlStop(mode: String) throws {
         try Self.pgCtl(["stop", "-w", "-t", "60", "-m", mode], in: temporaryDirectory, tools: tools)

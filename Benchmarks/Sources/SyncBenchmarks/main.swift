@@ -260,6 +260,56 @@ func catchUp(in directory: URL, postgres: SyncClient.Postgres, objects: Int, per
     return (applied, compaction, loaded)
 }
 
+/// The cost of the row-level security policies of `SyncSetup` per change set: `count` change sets
+/// committed while the client is stopped, then the time until they are all in the log, once
+/// sent as the role that owns the tables (no policy applies) and once as a node's own role (its
+/// inserts checked by the policy), alternating for `rounds` rounds. Returns the seconds of each.
+func pushCost(in directory: URL, rounds: Int, count: Int) async throws -> (owner: [Duration], nodeRole: [Duration]) {
+    guard let socket = ProcessInfo.processInfo.environment["LMDBREALM_POSTGRES_SOCKET"],
+        let psql = ProcessInfo.processInfo.environment["LMDBREALM_PSQL"]
+    else { fatalError("LMDBREALM_POSTGRES_SOCKET and LMDBREALM_PSQL are not set: run `make bench-sync`") }
+    let nodes = (0..<rounds).map { "push-role-\($0)" }
+    let password = "pw-\(UUID().uuidString)"
+    let setup = try SyncSetup.script(nodes: nodes)
+        + nodes.map { "ALTER ROLE \"\($0)\" PASSWORD '\(password)';\n" }.joined()
+        // The benchmark's own role owns the tables (and so is bound by no policy).
+        + ["lmdbrealm_changes", "lmdbrealm_objects", "lmdbrealm_snapshot", "lmdbrealm_log"].map { "ALTER TABLE \($0) OWNER TO \"\(server.url.user!)\";\n" }.joined()
+    let script = directory.appendingPathComponent("setup.sql")
+    try setup.write(to: script, atomically: true, encoding: .utf8)
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: psql)
+    process.arguments = ["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", socket, "-p", String(server.url.port ?? 5432), "-U", "postgres", "-d", "roles", "-f", script.path]
+    try process.run()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else { fatalError("the setup script failed (psql exited \(process.terminationStatus))") }
+
+    func push(_ name: String, _ postgres: SyncClient.Postgres) async throws -> Duration {
+        let configuration = Realm.Configuration(fileURL: directory.appendingPathComponent("\(name).realm"), objectTypes: objectTypes)
+        let client = try await SyncClient(realm: configuration, postgres: postgres, node: name, compaction: .never)
+        try await onNewThread {
+            let realm = try Realm(configuration: configuration)
+            for id in 0..<count { try realm.write { realm.add(Note(value: ["id": id, "title": "note \(id)"])) } }
+        }
+        let start = ContinuousClock.now
+        let run = Task { try await client.run() }
+        try await client.waitForUpload()
+        let time = ContinuousClock.now - start
+        run.cancel()
+        _ = await run.result
+        return time
+    }
+    var owner: [Duration] = []
+    var nodeRole: [Duration] = []
+    for (round, node) in nodes.enumerated() {
+        owner.append(try await push("push-owner-\(round)", server.postgres(database: "roles")))
+        var postgres = server.postgres(database: "roles")
+        postgres.username = node
+        postgres.password = password
+        nodeRole.append(try await push(node, postgres))
+    }
+    return (owner, nodeRole)
+}
+
 // MARK: - The run
 
 func milliseconds(_ duration: Duration) -> Double {
@@ -292,6 +342,13 @@ let outboxOnly = try await localWrites(in: directory, writes: writes, writers: w
 FileHandle.standardError.write(Data("catch-up: \(objects) objects, \(perCommit) a commit\n".utf8))
 let caughtUp = try await catchUp(in: directory, postgres: server.postgres(database: "catchup"), objects: objects, perCommit: perCommit)
 
+let (pushRounds, pushCount) = quick ? (3, 2_000) : (5, 10_000)
+FileHandle.standardError.write(Data("push: \(pushCount) change sets, as the tables' owner and as a node's role, \(pushRounds) rounds\n".utf8))
+let pushes = try await pushCost(in: directory, rounds: pushRounds, count: pushCount)
+let ownerPush = percentile(pushes.owner, 0.5)
+let rolePush = percentile(pushes.nodeRole, 0.5)
+let policyCost = (seconds(rolePush) - seconds(ownerPush)) / Double(pushCount) * 1e6
+
 let machine = ProcessInfo.processInfo
 let report = """
     # Sync figures
@@ -310,9 +367,13 @@ let report = """
     | a new node applying a log of \(objects) objects (\(perCommit) a commit on A) | \(Int(Double(objects) / seconds(caughtUp.log))) objects/s (\(String(format: "%.2f", seconds(caughtUp.log))) s) |
     | that log folded into the snapshot (compaction) | \(Int(Double(objects) / seconds(caughtUp.compaction))) objects/s (\(String(format: "%.2f", seconds(caughtUp.compaction))) s) |
     | a new node starting from that snapshot | \(Int(Double(objects) / seconds(caughtUp.snapshot))) objects/s (\(String(format: "%.2f", seconds(caughtUp.snapshot))) s) |
+    | \(pushCount) change sets sent as the tables' owner (no policy), median of \(pushRounds) | \(Int(Double(pushCount) / seconds(ownerPush))) change sets/s |
+    | the same sent as a node's own role (`lmdbrealm sync-setup`: each insert checked by row-level security) | \(Int(Double(pushCount) / seconds(rolePush))) change sets/s (\(String(format: "%.2f", seconds(rolePush) / seconds(ownerPush)))×; \(String(format: "%+.1f", policyCost)) µs a change set) |
 
     """
 print(report)
 let results = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     .appendingPathComponent("results")
-try report.write(to: results.appendingPathComponent(quick ? "quick/sync-latest.md" : "sync-latest.md"), atomically: true, encoding: .utf8)
+let reportFile = results.appendingPathComponent(quick ? "quick/sync-latest.md" : "sync-latest.md")
+try FileManager.default.createDirectory(at: reportFile.deletingLastPathComponent(), withIntermediateDirectories: true)
+try report.write(to: reportFile, atomically: true, encoding: .utf8)

@@ -35,6 +35,17 @@ extension Realm {
         if let made { file.publishSync(made) }
     }
 
+    /// Records the identity of the shared log the file syncs with (see ``SyncState/epoch``).
+    package func setSyncEpoch(_ epoch: String) throws {
+        checkThread()
+        guard let store = file.sync else { return }
+        try write {
+            guard let session else { return }
+            session.appliesRemoteChanges = true
+            try session.putSyncValue(store, key: SyncStore.stateKey("epoch"), value: Array(epoch.utf8))
+        }
+    }
+
     /// The sync state of the file, or `nil` if it is not synced.
     package func syncState() throws -> SyncState? {
         checkThread()
@@ -97,6 +108,7 @@ extension Realm {
             var state = try session.view.syncState(store, in: file)
             let schemaVersion = try file.schemaVersion(in: session.view) ?? 0
             let applier = SyncApplier(realm: self, session: session, store: store)
+            var last: SyncIncoming?
             for item in incoming where item.sequence > state.cursor {
                 let set: SyncChangeSet
                 do {
@@ -115,9 +127,11 @@ extension Realm {
                 }
                 state.cursor = item.sequence
                 state.clock = max(state.clock, set.clock)
+                last = item
             }
             try session.putSyncWord(store, "cursor", UInt64(bitPattern: state.cursor))
             try session.putSyncWord(store, "clock", state.clock)
+            if let last { try session.putCursorIdentity(store, node: last.node, localSequence: UInt64(bitPattern: last.localSequence)) }
         }
     }
 
@@ -181,6 +195,8 @@ extension Realm {
                 guard let through else { return }
                 let state = try session.view.syncState(store, in: file)
                 try session.putSyncWord(store, "cursor", UInt64(bitPattern: max(state.cursor, through.sequence)))
+                // The change set at the snapshot's position is folded away: not known.
+                if through.sequence > state.cursor { try session.putCursorIdentity(store, node: "", localSequence: 0) }
                 try session.putSyncWord(store, "clock", max(state.clock, through.clock))
             }
         } catch let error as Realm.Error {
