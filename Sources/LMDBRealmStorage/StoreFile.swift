@@ -18,6 +18,8 @@ package final class StoreFile: @unchecked Sendable {
     static let maximumDatabases = 256
 
     package let environment: Environment
+    /// The time a synced commit's clock starts from (see ``SyncClock``).
+    package let syncClock = SyncClock()
     package let url: URL
     package let readOnly: Bool
     package let meta: Database

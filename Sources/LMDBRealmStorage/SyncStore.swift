@@ -1,4 +1,5 @@
-import Foundation
+package import Foundation
+import Synchronization
 package import LMDBKit
 package import LMDBRealmFormat
 
@@ -232,7 +233,7 @@ extension WriteSession {
     /// have no name another file knows them by, and stay local.
     func recordForSync(_ log: ChangeLog, _ store: SyncStore) throws {
         var state = try view.syncState(store, in: file)
-        let clock = SyncStamp.next(after: state.clock)
+        let clock = SyncStamp.next(after: state.clock, now: file.syncClock.now())
         let stamp = SyncStamp(clock: clock, node: state.node)
         var changes: [SyncChange] = []
         // An embedded object travels inside its parent's property: changed in place, it makes
@@ -398,5 +399,43 @@ extension WriteSession {
             }
             return values
         }
+    }
+}
+
+/// The time a synced file's commits stamp their changes with, in this process: this machine's
+/// clock, or the shared log's server's when that is ahead (as its client last learned), so that
+/// a node whose clock is slow does not lose to writes it came after.
+package final class SyncClock: Sendable {
+    /// How far the server's clock is ahead of this machine's, in milliseconds (negative: behind).
+    private let serverAhead = Atomic<Int64>(0)
+    /// How far this machine's clock is made to run ahead, in milliseconds (tests only).
+    private let skew = Atomic<Int64>(0)
+
+    package init() {}
+
+    /// This machine's time (as the tests skew it).
+    package func local() -> Date {
+        Date(timeIntervalSinceNow: Double(skew.load(ordering: .relaxed)) / 1000)
+    }
+
+    /// The later of this machine's time and the server's, as last learned.
+    package func now() -> Date {
+        local().addingTimeInterval(Double(max(0, serverAhead.load(ordering: .relaxed))) / 1000)
+    }
+
+    /// The server's time now, as last learned (this machine's before the client learns it).
+    package func serverNow() -> Date {
+        local().addingTimeInterval(Double(serverAhead.load(ordering: .relaxed)) / 1000)
+    }
+
+    /// Records that the server's clock read `server` at `local` (this machine's time).
+    package func learn(server: Date, at local: Date) {
+        serverAhead.store(Int64((server.timeIntervalSince(local) * 1000).rounded()), ordering: .relaxed)
+    }
+
+    /// Makes this machine's clock, as the file's commits see it, run `milliseconds` ahead
+    /// (behind, if negative): how the tests give a node a wrong clock.
+    package func setSkewForTesting(milliseconds: Int64) {
+        skew.store(milliseconds, ordering: .relaxed)
     }
 }

@@ -219,10 +219,10 @@
                         }
                     }
                 } catch let error as Realm.Error where Self.refuses(error) {
-                    self.setStatus(.refused(reason: error.localizedDescription))
+                    self.setStatus(.refused(reason: error.localizedDescription), lasting: true)
                     return false
                 } catch let error as SyncSnapshotError {
-                    self.setStatus(.refused(reason: error.description))
+                    self.setStatus(.refused(reason: error.description), lasting: true)
                     return false
                 }
                 return true

@@ -201,6 +201,10 @@
         let connectionConfiguration: PostgresConnection.Configuration
         /// When the log is folded into the snapshot.
         public let compaction: LogCompaction
+        /// How far ahead of PostgreSQL's clock a change set's stamp may be.
+        public let maximumClockSkew: Duration
+        /// When PostgreSQL's time was last learned.
+        private let serverTimeLearned = Mutex<ContinuousClock.Instant?>(nil)
         private let state = Mutex(ClientState())
         /// Whether the role may compact, as the current connection found (`nil`: not asked yet),
         /// and whether a refusal was said.
@@ -225,11 +229,21 @@
         ///
         /// The connection is secured as `postgres.tls` says; a root certificate it names is read
         /// now.
+        ///
+        /// Commits are stamped with the later of this machine's time and PostgreSQL's (learned
+        /// at each exchange), so a node whose clock is slow does not lose to writes it came after.
+        /// A node whose clock runs more than `maximumClockSkew` ahead of PostgreSQL's sends none
+        /// of its change sets stamped past that (its status, `.refused(reason:)`, says by how
+        /// much) until PostgreSQL's time has caught up with them, and no node applies another's
+        /// change set stamped past it.
         /// - Throws: ``ConfigurationError`` if the root certificate cannot be read; `Realm.Error`
         ///   if the file cannot be opened, or is synced as another node.
         public init(
-            realm configuration: Realm.Configuration, postgres: Postgres, node: String, compaction: LogCompaction = .keepingLatest(10_000)
+            realm configuration: Realm.Configuration, postgres: Postgres, node: String, compaction: LogCompaction = .keepingLatest(10_000),
+            maximumClockSkew: Duration = .seconds(60)
         ) async throws {
+            precondition(maximumClockSkew >= .zero, "A clock skew bound is zero or more, not \(maximumClockSkew)")
+            self.maximumClockSkew = maximumClockSkew
             self.node = node
             self.postgres = postgres
             connectionConfiguration = try Self.connectionConfiguration(postgres, node: node)
@@ -317,6 +331,7 @@
                             try await Self.untilClosed(connection) {
                                 try await self.createLog(connection)
                                 try await self.checkLogIdentity(connection)
+                                try await self.learnServerTime(connection, unlessWithin: .zero)
                             }
                             offlineSince = nil
                             backoff = .milliseconds(50)
@@ -341,6 +356,17 @@
                     let wasOnline = offlineSince == nil
                     let since = offlineSince ?? Date()
                     offlineSince = since
+                    if let ahead = error as? ClockAhead {
+                        // What is stamped before the bound was sent; the rest waits for
+                        // PostgreSQL's time to reach it. Changes of others are still applied.
+                        // Said once a change set (the distance shrinks as PostgreSQL's time goes on).
+                        let said = "clock ahead at \(ahead.sequence)"
+                        if lastPermissionRefusal != said { logger.warning("sync of node '\(node)': \(ahead.reason)") }
+                        lastPermissionRefusal = said
+                        setStatus(.refused(reason: ahead.reason))
+                        try? await Task.sleep(for: .seconds(2))
+                        continue
+                    }
                     if let wentBack = error as? LogWentBack {
                         // Neither sent nor applied: the log this file synced with is not there.
                         if lastPermissionRefusal != wentBack.reason { logger.error("sync of node '\(node)' stopped: \(wentBack.reason)") }
@@ -583,8 +609,9 @@
         /// exchange costs one write to the file.
         private func exchange(_ connection: SyncConnection) async throws {
             try Task.checkCancellation()
-            let sent = try await push(connection)
-            if case .refused = status {
+            try await learnServerTime(connection, unlessWithin: .seconds(5))
+            let (sent, ahead) = try await push(connection)
+            if state.withLock({ $0.lasting }) {
                 if let sent { try await file.perform { try $0.removeSyncOutbox(through: sent) } }
             } else {
                 let (cursor, snapshot) = try await pull(connection, removingOutboxThrough: sent)
@@ -592,9 +619,11 @@
                     try await compact(connection, keepingLatest: keep)
                 }
             }
+            // What others sent is applied; this node's change sets stamped too far ahead wait.
+            if let ahead { throw ahead }
             let lag = try await file.perform { try $0.syncOutboxCount() }
             state.withLock { state in
-                if case .refused = state.status { return }
+                if state.lasting { return }
                 state.update(.syncing(lag: lag))
             }
         }
@@ -623,16 +652,52 @@
             return permitted
         }
 
+        /// Learns PostgreSQL's time, unless it was learned less than `interval` ago: the file's
+        /// commits take the later of it and this machine's, and the skew bound is measured from it.
+        private func learnServerTime(_ connection: SyncConnection, unlessWithin interval: Duration) async throws {
+            if interval > .zero, let last = serverTimeLearned.withLock({ $0 }), ContinuousClock.now - last < interval { return }
+            let clock = file.clock!
+            let before = clock.local()
+            let rows = try await connection.query("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint")
+            guard let milliseconds = try await rows.decode(Int64.self).first(where: { _ in true }) else { return }
+            let after = clock.local()
+            // Read halfway through the round trip, as far as this side can tell.
+            clock.learn(server: Date(timeIntervalSince1970: Double(milliseconds) / 1000), at: before.addingTimeInterval(after.timeIntervalSince(before) / 2))
+            serverTimeLearned.withLock { $0 = .now }
+        }
+
+        /// The latest clock a change set may be stamped with: PostgreSQL's time, as last
+        /// learned, plus the skew allowed.
+        private func latestClock() -> UInt64 {
+            let milliseconds = file.clock.serverNow().timeIntervalSince1970 * 1000 + Double(maximumClockSkew.components.seconds) * 1000
+                + Double(maximumClockSkew.components.attoseconds) / 1e15
+            return (UInt64(max(0, milliseconds)) << 16) | 0xFFFF
+        }
+
         /// Sends the outbox in commit order, 500 change sets a transaction, and returns the local
         /// sequence of the last one sent. A change set the log has already (sent before a
         /// failure, its removal from the outbox lost) is not added twice: the log's unique
-        /// (node, local sequence) passes over it.
-        private func push(_ connection: SyncConnection) async throws -> UInt64? {
+        /// (node, local sequence) passes over it. The first change set stamped further ahead of
+        /// PostgreSQL's time than allowed stops the sending (with those after it), and is returned.
+        private func push(_ connection: SyncConnection) async throws -> (sent: UInt64?, ahead: ClockAhead?) {
             var sent: UInt64?
             while true {
                 let after = sent ?? 0
-                let entries = try await file.perform { try $0.syncOutbox(after: after, limit: 500) }
-                guard let last = entries.last else { return sent }
+                var entries = try await file.perform { try $0.syncOutbox(after: after, limit: 500) }
+                // Change sets stamped past the bound wait, and those after them.
+                let latest = latestClock()
+                var ahead: ClockAhead?
+                if let first = entries.firstIndex(where: { (SyncChangeSet.clock(ofEncoded: $0.changes) ?? 0) > latest }) {
+                    let clock = SyncChangeSet.clock(ofEncoded: entries[first].changes) ?? 0
+                    let seconds = Double(Int64(clock >> 16) - Int64(latest >> 16)) / 1000 + Double(maximumClockSkew.components.seconds)
+                    ahead = ClockAhead(
+                        sequence: entries[first].sequence,
+                        reason: "the clock of node '\(node)' runs ahead of PostgreSQL's: its change set \(entries[first].sequence) is "
+                            + "stamped \(String(format: "%.1f", seconds)) s past PostgreSQL's time, more than the \(maximumClockSkew) allowed; "
+                            + "it and those after it wait until PostgreSQL's time is that close to them (set this machine's clock right)")
+                    entries.removeSubrange(first...)
+                }
+                guard let last = entries.last else { return (sent, ahead) }
                 try Task.checkCancellation()
                 let node = self.node
                 try await connection.transaction { connection in
@@ -651,6 +716,7 @@
                     try await connection.query("SELECT pg_notify('lmdbrealm_changes', '')")
                 }
                 sent = last.sequence
+                if ahead != nil { return (sent, ahead) }
             }
         }
 
@@ -688,22 +754,25 @@
                     if let removing { try await file.perform { try $0.removeSyncOutbox(through: removing) } }
                     return (cursor, snapshot.through)
                 }
+                let latest = latestClock()
                 do {
-                    try await file.perform { try $0.applySyncChanges(batch, removingOutboxThrough: removing) }
+                    try await file.perform { try $0.applySyncChanges(batch, removingOutboxThrough: removing, latestClock: latest) }
                 } catch let error as Realm.Error where Self.refuses(error) {
                     // The change sets before the refused one are applied, one write each.
                     var refusal = error
                     var removing = removing
                     for item in batch {
                         do {
-                            try await file.perform { [removing] in try $0.applySyncChanges([item], removingOutboxThrough: removing) }
+                            try await file.perform { [removing] in
+                                try $0.applySyncChanges([item], removingOutboxThrough: removing, latestClock: latest)
+                            }
                             removing = nil
                         } catch let error as Realm.Error where Self.refuses(error) {
                             refusal = error
                             break
                         }
                     }
-                    setStatus(.refused(reason: refusal.localizedDescription))
+                    setStatus(.refused(reason: refusal.localizedDescription), lasting: true)
                     if let removing { try await file.perform { try $0.removeSyncOutbox(through: removing) } }
                     return (cursor, snapshot.through)
                 }
@@ -719,9 +788,23 @@
             error.code == .schemaMismatch || error.code == .invalidValue
         }
 
-        func setStatus(_ status: Status) {
-            state.withLock { $0.update(status) }
+        /// Sets the status; a `lasting` refusal (of the log's content) stays until the client is
+        /// made anew, and this client applies nothing more meanwhile.
+        func setStatus(_ status: Status, lasting: Bool = false) {
+            state.withLock { state in
+                state.update(status)
+                state.lasting = lasting
+            }
         }
+    }
+
+    /// Change sets of this node wait: they are stamped further ahead of PostgreSQL's time than
+    /// the client allows.
+    struct ClockAhead: Error, CustomStringConvertible {
+        /// The local sequence of the first change set that waits.
+        let sequence: UInt64
+        let reason: String
+        var description: String { reason }
     }
 
     /// The shared log is not the one the file synced with, or went back (see
@@ -779,6 +862,8 @@
     /// The client's status and who watches it.
     private struct ClientState {
         var status: SyncClient.Status = .connecting
+        /// Whether `status` is a refusal of the log's content, which stays.
+        var lasting = false
         var watchers: [Int: AsyncStream<SyncClient.Status>.Continuation] = [:]
         var nextWatcher = 0
 
@@ -791,9 +876,12 @@
 
     /// The client's handle of the file, confined to a serial queue of its own.
     final class FileWorker: @unchecked Sendable {
-        // @unchecked Sendable: `realm` is made on `queue` and only ever used in blocks run on it.
+        // @unchecked Sendable: `realm` is made on `queue` and only ever used in blocks run on it;
+        // `clock` (itself Sendable) is set there once, before `open` returns the worker.
         private let queue: DispatchQueue
         private var realm: Realm!
+        /// The time the file's synced commits in this process are stamped with.
+        private(set) var clock: SyncClock!
 
         private init(queue: DispatchQueue) {
             self.queue = queue
@@ -804,6 +892,7 @@
             try await worker.run {
                 worker.realm = try Realm(configuration: configuration, queue: worker.queue)
                 try worker.realm.enableSync(node: node)
+                worker.clock = worker.realm.syncClock
             }
             return worker
         }

@@ -35,7 +35,8 @@
 
         init(
             _ name: String, in directory: URL, server: PostgresServer, compaction: LogCompaction = .keepingLatest(10_000),
-            release: Int = 1, role: (name: String, password: String)? = nil
+            release: Int = 1, role: (name: String, password: String)? = nil, clockSkew: Duration? = nil,
+            maximumClockSkew: Duration = .seconds(60)
         ) async throws {
             var configuration = Realm.Configuration(fileURL: directory.appendingPathComponent("\(name).realm"))
             configuration.objectTypes = release == 1 ? [SyncedNote.self] : [SyncedNoteV2.self]
@@ -45,8 +46,15 @@
             let postgres = SyncClient.Postgres(
                 host: server.host, port: server.port, username: role?.name ?? server.username, password: role?.password ?? server.password,
                 database: server.database, tls: .disable)
-            let client = try await SyncClient(realm: configuration, postgres: postgres, node: name, compaction: compaction)
+            let client = try await SyncClient(
+                realm: configuration, postgres: postgres, node: name, compaction: compaction, maximumClockSkew: maximumClockSkew)
             self.client = client
+            if let clockSkew {
+                // The client holds the file open: the clock set here is the one its commits use.
+                let milliseconds = clockSkew.components.seconds * 1000
+                let opened = configuration
+                try await onNewThread { try Realm(configuration: opened).syncClock.setSkewForTesting(milliseconds: milliseconds) }
+            }
             task = Task { try await client.run() }
         }
 

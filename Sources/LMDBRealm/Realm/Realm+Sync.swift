@@ -35,6 +35,9 @@ extension Realm {
         if let made { file.publishSync(made) }
     }
 
+    /// The time this process stamps the file's synced commits with (shared by its handles).
+    package var syncClock: SyncClock { file.syncClock }
+
     /// Records the identity of the shared log the file syncs with (see ``SyncState/epoch``).
     package func setSyncEpoch(_ epoch: String) throws {
         checkThread()
@@ -83,16 +86,22 @@ extension Realm {
     /// past them: each is applied exactly once (those at or before the cursor are passed over,
     /// as are the file's own). Observers see them as any other commit. The same write removes
     /// the outbox entries up to `sent` (the shared log has them), if given.
+    /// A change set of another node whose clock is past `latestClock` (its node's clock ran
+    /// ahead of the server's by more than the client allows) is refused.
     /// - Throws: ``Realm/Error`` with code `schemaMismatch` when a change set needs a class,
-    ///   property or schema version this file does not have; nothing is applied (or removed) then.
-    package func applySyncChanges(_ incoming: [SyncIncoming], removingOutboxThrough sent: UInt64? = nil) throws {
+    ///   property or schema version this file does not have, `invalidValue` when one is
+    ///   malformed, holds a value this app cannot read or is stamped past `latestClock`; nothing
+    ///   is applied (or removed) then.
+    package func applySyncChanges(
+        _ incoming: [SyncIncoming], removingOutboxThrough sent: UInt64? = nil, latestClock: UInt64 = .max
+    ) throws {
         checkThread()
         guard let store = file.sync else {
             throw Realm.Error(.fail, "The realm at '\(file.url.path)' is not synced", fileURL: file.url)
         }
         // A throw from the block rolls the write back: nothing is applied.
         do {
-            try applyingSyncChanges(incoming, removingOutboxThrough: sent, store)
+            try applyingSyncChanges(incoming, removingOutboxThrough: sent, latestClock: latestClock, store)
         } catch let error as Realm.Error {
             throw error
         } catch {
@@ -100,7 +109,9 @@ extension Realm {
         }
     }
 
-    private func applyingSyncChanges(_ incoming: [SyncIncoming], removingOutboxThrough sent: UInt64?, _ store: SyncStore) throws {
+    private func applyingSyncChanges(
+        _ incoming: [SyncIncoming], removingOutboxThrough sent: UInt64?, latestClock: UInt64, _ store: SyncStore
+    ) throws {
         try write {
             guard let session else { return }
             session.appliesRemoteChanges = true
@@ -117,6 +128,14 @@ extension Realm {
                     throw Realm.Error(.invalidValue, "Change set \(item.sequence) from node '\(item.node)' is malformed: \(error)", fileURL: file.url)
                 }
                 if item.node != state.node {
+                    guard set.clock <= latestClock else {
+                        let ahead = Double((set.clock >> 16) &- (latestClock >> 16)) / 1000
+                        throw Realm.Error(
+                            .invalidValue,
+                            "Change set \(item.sequence) from node '\(item.node)' is stamped \(String(format: "%.1f", ahead)) s past the "
+                                + "latest clock this node accepts (PostgreSQL's time and the skew allowed): the clock of node '\(item.node)' runs ahead",
+                            fileURL: file.url)
+                    }
                     guard set.schemaVersion <= schemaVersion else {
                         throw Realm.Error(
                             .schemaMismatch,

@@ -92,6 +92,13 @@ extension SyncChangeSet {
 
     /// The change set `bytes` encode.
     /// - Throws: ``SyncBytes/Malformed`` saying where the bytes stop making sense.
+    /// The clock of the change set `bytes` encode, read without decoding the rest (`nil`: too
+    /// short, or another format).
+    package static func clock(ofEncoded bytes: [UInt8]) -> UInt64? {
+        guard bytes.count >= 9, bytes[0] == format else { return nil }
+        return SyncBytes.word(bytes[1..<9])
+    }
+
     package init(decoding bytes: [UInt8]) throws {
         var reader = SyncBytes.Reader(bytes)
         let format = try reader.byte("format")
