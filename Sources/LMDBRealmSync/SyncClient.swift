@@ -206,6 +206,8 @@
         /// When PostgreSQL's time was last learned.
         private let serverTimeLearned = Mutex<ContinuousClock.Instant?>(nil)
         private let state = Mutex(ClientState())
+        /// The local sequence of the newest change set this client has put in the log.
+        private let pushedThrough = Mutex<UInt64>(0)
         /// Whether the role may compact, as the current connection found (`nil`: not asked yet),
         /// and whether a refusal was said.
         private let compactionPermission = Mutex<(known: Bool?, said: Bool)>((nil, false))
@@ -276,7 +278,7 @@
         /// `status` can say `.syncing(lag: 0)` from before the latest commits; this cannot.
         public func waitForUpload() async throws {
             let (commits, commit) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-            let observation = try await file.observeCommits { commit.yield() }
+            let observation = try await file.observeCommits { _ in commit.yield() }
             defer { observation.cancel() }
             let target = try await file.perform { realm in (try realm.syncState()?.nextSequence ?? 1) - 1 }
             // Sent once the outbox's oldest entry is younger than the target (or there is none);
@@ -550,7 +552,7 @@
                 "SELECT count(*) FROM unnest(\(SyncSetup.tables)::text[]) AS t(name) WHERE to_regclass(name) IS NOT NULL")
             if try await present.decode(Int64.self).first(where: { _ in true }) == Int64(SyncSetup.tables.count) { return }
             try await connection.transaction { connection in
-                try await connection.query("SELECT pg_advisory_xact_lock(7300)")
+                try await connection.execute("SELECT pg_advisory_xact_lock(7300)")
                 for statement in SyncSetup.tableStatements {
                     try await connection.query(PostgresQuery(unsafeSQL: statement))
                 }
@@ -562,12 +564,20 @@
         private func session(_ connection: SyncConnection) async throws {
             compactionPermission.withLock { $0.known = nil }
             let (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-            let observation = try await file.observeCommits { wake.yield() }
+            // A commit wakes the session when it left something to send: the client's own writes
+            // (change sets applied, the outbox emptied) do not, nor commits that change nothing
+            // synced. (A failed read wakes it: the exchange meets the failure.)
+            let observation = try await file.observeCommits { [self] realm in
+                let after = pushedThrough.withLock { $0 }
+                if (try? realm.syncOutbox(after: after, limit: 1))?.isEmpty != true { wake.yield() }
+            }
             defer { observation.cancel() }
             try await connection.raw.listen(on: Self.table) { notifications in
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask {
-                        for try await _ in notifications { wake.yield() }
+                        // Each node's notifications name it: this node's own pushes need no pull.
+                        let node = self.node
+                        for try await notification in notifications where notification.payload != node { wake.yield() }
                         throw ConnectionEnded()
                     }
                     group.addTask {
@@ -703,19 +713,24 @@
                 try await connection.transaction { connection in
                     // One pusher at a time: each takes its sequence numbers and commits before the
                     // next begins, so a puller never sees a number before a smaller one is visible.
-                    try await connection.query("SELECT pg_advisory_xact_lock(7301)")
-                    for entry in entries {
-                        let localSequence = Int64(entry.sequence)
-                        let changes = Data(entry.changes)  // bytea ([UInt8] would be sent as an array)
-                        try await connection.query(
-                            """
-                            INSERT INTO lmdbrealm_changes (node, local_sequence, changes) VALUES (\(node), \(localSequence), \(changes))
+                    try await connection.execute("SELECT pg_advisory_xact_lock(7301)")
+                    // One statement for the batch, in commit order; the notification names this
+                    // node, whose own session passes over it.
+                    let localSequences = entries.map { Int64($0.sequence) }
+                    let changes = entries.map { ByteBuffer(bytes: $0.changes) }
+                    try await connection.execute(
+                        """
+                        WITH sent AS (
+                            INSERT INTO lmdbrealm_changes (node, local_sequence, changes)
+                            SELECT \(node), t.local, t.changes FROM unnest(\(localSequences)::bigint[], \(changes)::bytea[])
+                                WITH ORDINALITY AS t(local, changes, place) ORDER BY t.place
                             ON CONFLICT (node, local_sequence) DO NOTHING
-                            """)
-                    }
-                    try await connection.query("SELECT pg_notify('lmdbrealm_changes', '')")
+                            RETURNING 1)
+                        SELECT pg_notify('lmdbrealm_changes', \(node))
+                        """)
                 }
                 sent = last.sequence
+                pushedThrough.withLock { $0 = max($0, last.sequence) }
                 if ahead != nil { return (sent, ahead) }
             }
         }
@@ -906,9 +921,9 @@
         }
 
         /// Calls `commit` after each commit to the file, by any handle or process, until cancelled.
-        func observeCommits(_ commit: @escaping @Sendable () -> Void) async throws -> Observation {
+        func observeCommits(_ commit: @escaping @Sendable (Realm) -> Void) async throws -> Observation {
             try await run {
-                let token = self.realm.observe { _, _ in commit() }
+                let token = self.realm.observe { _, realm in commit(realm) }
                 return Observation(token: token, queue: self.queue)
             }
         }

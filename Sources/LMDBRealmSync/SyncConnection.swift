@@ -65,6 +65,13 @@
             }
         }
 
+        /// Runs `query` and reads its rows to their end, for what it does: an error PostgreSQL
+        /// raises after the first row (a statement that returns rows sends its errors among
+        /// them) is thrown here, not lost with the rows.
+        func execute(_ query: PostgresQuery) async throws {
+            for try await _ in try await self.query(query) {}
+        }
+
         /// Runs `body` in a transaction: committed if it returns, rolled back if it throws.
         func transaction<R: Sendable>(_ body: (SyncConnection) async throws -> R) async throws -> R {
             _ = try await query("BEGIN")

@@ -310,6 +310,37 @@ func pushCost(in directory: URL, rounds: Int, count: Int) async throws -> (owner
     return (owner, nodeRole)
 }
 
+/// Serial commits, one at a time on one thread (each durable), on node A for `duration`: while
+/// its client syncs them (a second node applying them), and on the same kind of file whose
+/// client does not run. Returns commits a second of each.
+func serialCommits(in directory: URL, postgres: SyncClient.Postgres, duration: Duration) async throws -> (syncing: Double, alone: Double) {
+    func commits(_ configuration: Realm.Configuration) async throws -> Double {
+        try await onNewThread {
+            let realm = try Realm(configuration: configuration)
+            let note = Note()
+            try realm.write { realm.add(note) }
+            let start = ContinuousClock.now
+            var count = 0
+            while ContinuousClock.now - start < duration {
+                try realm.write { note.stars += 1 }
+                count += 1
+            }
+            return Double(count) / seconds(ContinuousClock.now - start)
+        }
+    }
+    let a = try await Node("serial-a", in: directory, postgres: postgres)
+    let b = try await Node("serial-b", in: directory, postgres: postgres)
+    let syncing = try await commits(a.configuration)
+    FileHandle.standardError.write(Data("serial commits while syncing: \(Int(syncing))/s\n".utf8))
+    try await a.waitUntilSent()
+    await a.stop()
+    await b.stop()
+    let configuration = Realm.Configuration(fileURL: directory.appendingPathComponent("serial-alone.realm"), objectTypes: objectTypes)
+    _ = try await SyncClient(realm: configuration, postgres: postgres, node: "serial-alone")
+    let alone = try await commits(configuration)
+    return (syncing, alone)
+}
+
 // MARK: - The run
 
 func milliseconds(_ duration: Duration) -> Double {
@@ -324,6 +355,15 @@ func percentile(_ values: [Duration], _ p: Double) -> Duration {
 }
 
 let quick = CommandLine.arguments.contains("--quick")
+if CommandLine.arguments.contains("--serial") {
+    let server = Server()
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lmdbrealm-sync-bench-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let (syncing, alone) = try await serialCommits(in: directory, postgres: server.postgres(database: "latency"), duration: .seconds(10))
+    print("serial commits: \(Int(syncing))/s syncing, \(Int(alone))/s with the client stopped (\(String(format: "%.2f", syncing / alone))x)")
+    try? FileManager.default.removeItem(at: directory)
+    exit(0)
+}
 let server = Server()
 let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lmdbrealm-sync-bench-\(UUID().uuidString)")
 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
