@@ -389,6 +389,9 @@ let ownerPush = percentile(pushes.owner, 0.5)
 let rolePush = percentile(pushes.nodeRole, 0.5)
 let policyCost = (seconds(rolePush) - seconds(ownerPush)) / Double(pushCount) * 1e6
 
+FileHandle.standardError.write(Data("serial commits: 10 s syncing, 10 s with the client stopped\n".utf8))
+let serial = try await serialCommits(in: directory, postgres: server.postgres(database: "latency"), duration: .seconds(quick ? 3 : 10))
+
 let machine = ProcessInfo.processInfo
 let report = """
     # Sync figures
@@ -407,6 +410,8 @@ let report = """
     | a new node applying a log of \(objects) objects (\(perCommit) a commit on A) | \(Int(Double(objects) / seconds(caughtUp.log))) objects/s (\(String(format: "%.2f", seconds(caughtUp.log))) s) |
     | that log folded into the snapshot (compaction) | \(Int(Double(objects) / seconds(caughtUp.compaction))) objects/s (\(String(format: "%.2f", seconds(caughtUp.compaction))) s) |
     | a new node starting from that snapshot | \(Int(Double(objects) / seconds(caughtUp.snapshot))) objects/s (\(String(format: "%.2f", seconds(caughtUp.snapshot))) s) |
+    | serial commits on A, one at a time on one thread, while its client syncs them to B | \(Int(serial.syncing))/s |
+    | the same on a synced file whose client does not run | \(Int(serial.alone))/s (syncing: \(String(format: "%.2f", serial.syncing / serial.alone))×) |
     | \(pushCount) change sets sent as the tables' owner (no policy), median of \(pushRounds) | \(Int(Double(pushCount) / seconds(ownerPush))) change sets/s |
     | the same sent as a node's own role (`lmdbrealm sync-setup`: each insert checked by row-level security) | \(Int(Double(pushCount) / seconds(rolePush))) change sets/s (\(String(format: "%.2f", seconds(rolePush) / seconds(ownerPush)))×; \(String(format: "%+.1f", policyCost)) µs a change set) |
 
