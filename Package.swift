@@ -32,6 +32,7 @@ let package = Package(
         // Its TLS (postgres-nio's own dependency): the root certificates and checks of a connection.
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.25.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.4.1"),
     ],
     targets: [
         .systemLibrary(
@@ -78,6 +79,7 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Sync"])),
                 .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Sync"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Sync"])),
+                .product(name: "CoreMetrics", package: "swift-metrics", condition: .when(traits: ["Sync"])),
             ],
             swiftSettings: strict
         ),
@@ -162,7 +164,10 @@ let package = Package(
         ),
         .testTarget(
             name: "LMDBRealmSyncTests",
-            dependencies: ["LMDBRealmSync", "LMDBRealm", "LMDBRealmStorage", "SyncTestSupport", "TestSupport", "ArticleCache", "ArticleCacheKit", "Inspector"],
+            dependencies: [
+                "LMDBRealmSync", "LMDBRealm", "LMDBRealmStorage", "SyncTestSupport", "TestSupport", "ArticleCache", "ArticleCacheKit", "Inspector",
+                .product(name: "MetricsTestKit", package: "swift-metrics", condition: .when(traits: ["Sync"])),
+            ],
             swiftSettings: strict
         ),
         .testTarget(

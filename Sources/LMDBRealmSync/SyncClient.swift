@@ -3,6 +3,7 @@
     public import LMDBRealm
     import LMDBRealmStorage
     internal import Logging
+    package import CoreMetrics
     internal import NIOSSL
     internal import PostgresNIO
     import Synchronization
@@ -203,6 +204,8 @@
         public let compaction: LogCompaction
         /// How far ahead of PostgreSQL's clock a change set's stamp may be.
         public let maximumClockSkew: Duration
+        /// What the client reports through swift-metrics (see ``SyncMetrics``).
+        let metrics: SyncMetrics
         /// When PostgreSQL's time was last learned.
         private let serverTimeLearned = Mutex<ContinuousClock.Instant?>(nil)
         private let state = Mutex(ClientState())
@@ -240,10 +243,22 @@
         /// change set stamped past it.
         /// - Throws: ``ConfigurationError`` if the root certificate cannot be read; `Realm.Error`
         ///   if the file cannot be opened, or is synced as another node.
-        public init(
+        public convenience init(
             realm configuration: Realm.Configuration, postgres: Postgres, node: String, compaction: LogCompaction = .keepingLatest(10_000),
             maximumClockSkew: Duration = .seconds(60)
         ) async throws {
+            try await self.init(
+                realm: configuration, postgres: postgres, node: node, compaction: compaction, maximumClockSkew: maximumClockSkew,
+                metrics: MetricsSystem.factory)
+        }
+
+        /// As ``init(realm:postgres:node:compaction:maximumClockSkew:)``, reporting to `metrics`
+        /// (the tests' own factory) instead of the one the application bootstrapped.
+        package init(
+            realm configuration: Realm.Configuration, postgres: Postgres, node: String, compaction: LogCompaction = .keepingLatest(10_000),
+            maximumClockSkew: Duration = .seconds(60), metrics factory: any MetricsFactory
+        ) async throws {
+            metrics = SyncMetrics(node: node, factory: factory)
             precondition(maximumClockSkew >= .zero, "A clock skew bound is zero or more, not \(maximumClockSkew)")
             self.maximumClockSkew = maximumClockSkew
             self.node = node
@@ -311,6 +326,7 @@
                 if offlineSince == nil { setStatus(.connecting) }
                 do {
                     connectionID += 1
+                    if connectionID > 1 { metrics.reconnects.increment() }
                     let raw: PostgresConnection
                     do {
                         raw = try await PostgresConnection.connect(configuration: configuration, id: connectionID, logger: logger)
@@ -320,6 +336,7 @@
                         if lastRefusal != refusal { logger.warning("sync of node '\(node)' cannot connect: \(refusal)") }
                         lastRefusal = refusal
                         offlineSince = offlineSince ?? Date()
+                        metrics.refused("cannotConnect")
                         setStatus(.cannotConnect(reason: refusal))
                         try? await Task.sleep(for: backoff)
                         backoff = min(backoff * 2, .seconds(2))
@@ -365,6 +382,7 @@
                         let said = "clock ahead at \(ahead.sequence)"
                         if lastPermissionRefusal != said { logger.warning("sync of node '\(node)': \(ahead.reason)") }
                         lastPermissionRefusal = said
+                        metrics.refused("clockAhead")
                         setStatus(.refused(reason: ahead.reason))
                         try? await Task.sleep(for: .seconds(2))
                         continue
@@ -373,6 +391,7 @@
                         // Neither sent nor applied: the log this file synced with is not there.
                         if lastPermissionRefusal != wentBack.reason { logger.error("sync of node '\(node)' stopped: \(wentBack.reason)") }
                         lastPermissionRefusal = wentBack.reason
+                        metrics.refused("logWentBack")
                         setStatus(.refused(reason: wentBack.reason))
                         try? await Task.sleep(for: .seconds(2))
                         continue
@@ -381,6 +400,7 @@
                         // Said once: the connection succeeds each time, the refusal follows.
                         if lastPermissionRefusal != refusal { logger.warning("sync of node '\(node)' is not permitted: \(refusal)") }
                         lastPermissionRefusal = refusal
+                        metrics.refused("notPermitted")
                         setStatus(.notPermitted(reason: refusal))
                         try? await Task.sleep(for: backoff)
                         backoff = min(backoff * 2, .seconds(2))
@@ -632,6 +652,7 @@
             // What others sent is applied; this node's change sets stamped too far ahead wait.
             if let ahead { throw ahead }
             let lag = try await file.perform { try $0.syncOutboxCount() }
+            metrics.outbox.record(lag)
             state.withLock { state in
                 if state.lasting { return }
                 state.update(.syncing(lag: lag))
@@ -730,6 +751,7 @@
                         """)
                 }
                 sent = last.sequence
+                metrics.sent.increment(by: entries.count)
                 pushedThrough.withLock { $0 = max($0, last.sequence) }
                 if ahead != nil { return (sent, ahead) }
             }
@@ -772,6 +794,7 @@
                 let latest = latestClock()
                 do {
                     try await file.perform { try $0.applySyncChanges(batch, removingOutboxThrough: removing, latestClock: latest) }
+                    recordApplied(batch)
                 } catch let error as Realm.Error where Self.refuses(error) {
                     // The change sets before the refused one are applied, one write each.
                     var refusal = error
@@ -787,6 +810,7 @@
                             break
                         }
                     }
+                    metrics.refused("refused")
                     setStatus(.refused(reason: refusal.localizedDescription), lasting: true)
                     if let removing { try await file.perform { try $0.removeSyncOutbox(through: removing) } }
                     return (cursor, snapshot.through)
@@ -794,6 +818,20 @@
                 removal = nil
                 if batch.count < 1000 { return (batch.last!.sequence, snapshot.through) }
             }
+        }
+
+        /// Counts the other nodes' change sets of `batch` (just applied) and how long after their
+        /// stamps they were applied.
+        private func recordApplied(_ batch: [SyncIncoming]) {
+            let now = file.clock.serverNow().timeIntervalSince1970 * 1000
+            var count = 0
+            for item in batch where item.node != node {
+                count += 1
+                if let clock = SyncChangeSet.clock(ofEncoded: item.changes) {
+                    metrics.applyDelay.recordNanoseconds(Int64(max(0, now - Double(clock >> 16)) * 1_000_000))
+                }
+            }
+            if count > 0 { metrics.applied.increment(by: count) }
         }
 
         /// Whether `error`, applying the shared log, is one the log's content causes (a schema

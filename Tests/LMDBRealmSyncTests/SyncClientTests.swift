@@ -6,6 +6,7 @@
     import SyncTestSupport
     import TestSupport
     import Synchronization
+    import CoreMetrics
     import Testing
 
     final class SyncedNote: Object {
@@ -36,7 +37,7 @@
         init(
             _ name: String, in directory: URL, server: PostgresServer, compaction: LogCompaction = .keepingLatest(10_000),
             release: Int = 1, role: (name: String, password: String)? = nil, clockSkew: Duration? = nil,
-            maximumClockSkew: Duration = .seconds(60)
+            maximumClockSkew: Duration = .seconds(60), metrics: (any MetricsFactory)? = nil
         ) async throws {
             var configuration = Realm.Configuration(fileURL: directory.appendingPathComponent("\(name).realm"))
             configuration.objectTypes = release == 1 ? [SyncedNote.self] : [SyncedNoteV2.self]
@@ -46,8 +47,15 @@
             let postgres = SyncClient.Postgres(
                 host: server.host, port: server.port, username: role?.name ?? server.username, password: role?.password ?? server.password,
                 database: server.database, tls: .disable)
-            let client = try await SyncClient(
-                realm: configuration, postgres: postgres, node: name, compaction: compaction, maximumClockSkew: maximumClockSkew)
+            let client =
+                if let metrics {
+                    try await SyncClient(
+                        realm: configuration, postgres: postgres, node: name, compaction: compaction, maximumClockSkew: maximumClockSkew,
+                        metrics: metrics)
+                } else {
+                    try await SyncClient(
+                        realm: configuration, postgres: postgres, node: name, compaction: compaction, maximumClockSkew: maximumClockSkew)
+                }
             self.client = client
             if let clockSkew {
                 // The client holds the file open: the clock set here is the one its commits use.
