@@ -57,15 +57,20 @@
             }
         }
 
-        @Test func aLogWhoseChangeSetAtTheCursorIsAnotherHasGoneBack() async throws {
-            let server = try await onNewThread { try PostgresServer.start() }
-            defer { server.stop() }
-            try await withTemporaryDirectory { dir in
+        /// Node a sends a note, applies the log through it, and stops.
+        private func syncOneNoteAndStop(in dir: URL, server: PostgresServer) async throws {
                 let a = try await Node("a", in: dir, server: server)
                 try await a.write { $0.add(SyncedNote(value: ["id": "n1", "title": "one"])) }
                 #expect(await a.waitUntilSent())
                 #expect(try await a.notes(appliedThrough: 1)?.count == 1, "\(a.client.status)")
                 await a.stop()
+        }
+
+        @Test func aLogWhoseChangeSetAtTheCursorIsAnotherHasGoneBack() async throws {
+            let server = try await onNewThread { try PostgresServer.start() }
+            defer { server.stop() }
+            try await withTemporaryDirectory { dir in
+                try await syncOneNoteAndStop(in: dir, server: server)
                 // The row at a's cursor is now another node's change set: the numbers were
                 // handed out again.
                 try server.psql("UPDATE lmdbrealm_changes SET node = 'z', local_sequence = 7 WHERE sequence = 1")
@@ -79,11 +84,7 @@
             let server = try await onNewThread { try PostgresServer.start() }
             defer { server.stop() }
             try await withTemporaryDirectory { dir in
-                let a = try await Node("a", in: dir, server: server)
-                try await a.write { $0.add(SyncedNote(value: ["id": "n1", "title": "one"])) }
-                #expect(await a.waitUntilSent())
-                #expect(try await a.notes(appliedThrough: 1)?.count == 1, "\(a.client.status)")
-                await a.stop()
+                try await syncOneNoteAndStop(in: dir, server: server)
                 try server.psql("DROP TABLE lmdbrealm_changes, lmdbrealm_objects, lmdbrealm_snapshot, lmdbrealm_log")
                 let again = try await Node("a", in: dir, server: server)
                 #expect(await refusesTheLog(again, saying: "another log", "recreated"), "\(again.client.status)")
