@@ -321,7 +321,8 @@
             var offlineSince: Date?
             var connectionID = 0
             var lastRefusal: String?
-            var lastPermissionRefusal: String?
+            // What was last said of a refusal after connecting (each is said once, not each retry).
+            var lastSaid: String?
             while !Task.isCancelled {
                 if offlineSince == nil { setStatus(.connecting) }
                 do {
@@ -380,8 +381,8 @@
                         // PostgreSQL's time to reach it. Changes of others are still applied.
                         // Said once a change set (the distance shrinks as PostgreSQL's time goes on).
                         let said = "clock ahead at \(ahead.sequence)"
-                        if lastPermissionRefusal != said { logger.warning("sync of node '\(node)': \(ahead.reason)") }
-                        lastPermissionRefusal = said
+                        if lastSaid != said { logger.warning("sync of node '\(node)': \(ahead.reason)") }
+                        lastSaid = said
                         metrics.refused("clockAhead")
                         setStatus(.refused(reason: ahead.reason))
                         try? await Task.sleep(for: .seconds(2))
@@ -389,8 +390,8 @@
                     }
                     if let wentBack = error as? LogWentBack {
                         // Neither sent nor applied: the log this file synced with is not there.
-                        if lastPermissionRefusal != wentBack.reason { logger.error("sync of node '\(node)' stopped: \(wentBack.reason)") }
-                        lastPermissionRefusal = wentBack.reason
+                        if lastSaid != wentBack.reason { logger.error("sync of node '\(node)' stopped: \(wentBack.reason)") }
+                        lastSaid = wentBack.reason
                         metrics.refused("logWentBack")
                         setStatus(.refused(reason: wentBack.reason))
                         try? await Task.sleep(for: .seconds(2))
@@ -398,8 +399,8 @@
                     }
                     if let refusal = permissionRefusal(error) {
                         // Said once: the connection succeeds each time, the refusal follows.
-                        if lastPermissionRefusal != refusal { logger.warning("sync of node '\(node)' is not permitted: \(refusal)") }
-                        lastPermissionRefusal = refusal
+                        if lastSaid != refusal { logger.warning("sync of node '\(node)' is not permitted: \(refusal)") }
+                        lastSaid = refusal
                         metrics.refused("notPermitted")
                         setStatus(.notPermitted(reason: refusal))
                         try? await Task.sleep(for: backoff)
