@@ -90,8 +90,6 @@ extension SyncChangeSet {
         return out
     }
 
-    /// The change set `bytes` encode.
-    /// - Throws: ``SyncBytes/Malformed`` saying where the bytes stop making sense.
     /// The clock of the change set `bytes` encode, read without decoding the rest (`nil`: too
     /// short, or another format).
     package static func clock(ofEncoded bytes: [UInt8]) -> UInt64? {
@@ -99,6 +97,8 @@ extension SyncChangeSet {
         return SyncBytes.word(bytes[1..<9])
     }
 
+    /// The change set `bytes` encode.
+    /// - Throws: ``SyncBytes/Malformed`` saying where the bytes stop making sense.
     package init(decoding bytes: [UInt8]) throws {
         var reader = SyncBytes.Reader(bytes)
         let format = try reader.byte("format")
